@@ -1,0 +1,3 @@
+from memcore.cli import main
+
+main()

@@ -1,0 +1,98 @@
+"""The ``/dreaming`` chat command: text in, text out.
+
+Replies follow OpenClaw's command (usage text, status block, mode guide) so agents and people
+who know it feel at home. Only a mode word writes ``memcore.toml``; ``status``, ``help`` and
+unknown words never write.
+"""
+
+from __future__ import annotations
+
+from memcore.config import (
+    MODES,
+    PRESETS,
+    DreamingSettings,
+    dreaming_settings,
+    load_config,
+    set_value,
+)
+from memcore.errors import ConfigError
+from memcore.workspace import Workspace
+
+HELP_WORDS = ("", "help", "options", "modes")
+
+
+def js_number(value: float) -> str:
+    """Numbers as JavaScript prints them: 0.8, 3, 0.75."""
+    if float(value).is_integer():
+        return str(int(value))
+    return repr(float(value))
+
+
+def status_block(s: DreamingSettings) -> str:
+    cadence = s.cron if s.enabled and s.cron else "disabled"
+    if s.enabled:
+        cadence += f" ({s.timezone})"
+    return "\n".join(
+        [
+            "Dreaming status:",
+            f"- mode: {s.mode}",
+            f"- cadence: {cadence}",
+            f"- limit: {s.limit}",
+            f"- thresholds: minScore={js_number(s.min_score)}, "
+            f"minRecallCount={s.min_recall_count}, minUniqueQueries={s.min_unique_queries}",
+        ]
+    )
+
+
+def mode_guide() -> str:
+    lines = ["- off: disable automatic short-term to long-term promotion."]
+    for mode in ("core", "rem", "deep"):
+        p = PRESETS[mode]
+        lines.append(
+            f"- {mode}: cadence={p.cron}; minScore={js_number(p.min_score)}, "
+            f"minRecallCount={p.min_recall_count}, minUniqueQueries={p.min_unique_queries}."
+        )
+    return "\n".join(lines)
+
+
+def usage(s: DreamingSettings) -> str:
+    return "\n".join(
+        [
+            "Usage: /dreaming off|core|rem|deep",
+            "Use /dreaming status for current settings.",
+            "",
+            status_block(s),
+            "",
+            "Modes:",
+            mode_guide(),
+        ]
+    )
+
+
+def first_word(text: str) -> str:
+    """The argument word of ``/dreaming <word> …`` (or of ``<word> …``), lowercased."""
+    words = text.strip().split()
+    if words and words[0].lower() in ("/dreaming", "dreaming"):
+        words = words[1:]
+    return words[0].lower() if words else ""
+
+
+def handle_dreaming(ws: Workspace, text: str) -> str:
+    """Answer one ``/dreaming`` command for the workspace."""
+    word = first_word(text)
+    try:
+        settings = dreaming_settings(load_config(ws))
+    except ConfigError as exc:
+        if word in MODES:
+            # A mode change may be exactly what repairs nothing else; refuse clearly instead.
+            return f"Dreaming config is invalid, nothing changed: {exc}"
+        return f"Dreaming config is invalid: {exc}"
+    if word == "status":
+        return status_block(settings)
+    if word in MODES:
+        set_value(ws, "dreaming", "mode", word)
+        new = dreaming_settings(load_config(ws))
+        return "\n".join(
+            [f"Dreaming mode set to {word}.", "", status_block(new), "", "Modes:", mode_guide()]
+        )
+    return usage(settings)

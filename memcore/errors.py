@@ -1,0 +1,30 @@
+"""Domain exceptions. The library raises these; the CLI and gateway turn them into
+one-line messages and exit codes."""
+
+
+class MemcoreError(Exception):
+    """Base class for every error memcore reports to a user."""
+
+    exit_code = 1
+
+
+class ConfigError(MemcoreError):
+    """A configuration file or value is invalid (names file, key, value, what is allowed)."""
+
+
+class WorkspaceError(MemcoreError):
+    """The workspace or one of its files cannot be used."""
+
+
+class LockBusy(MemcoreError):
+    """Another process holds the workspace lock past the timeout."""
+
+    exit_code = 75
+
+
+class StoreError(MemcoreError):
+    """The recall store cannot be read or written."""
+
+
+class InputError(MemcoreError):
+    """Input given to a command (stdin, a selector, an id) is not what it expects."""

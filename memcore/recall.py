@@ -1,0 +1,436 @@
+"""The recall store ``memory/.dreams/short-term-recall.json``.
+
+Format and update rules are OpenClaw's (DESIGN.md 4.1), so either tool reads what the other
+wrote. memcore adds bounds (snippet length, entry cap) and never fails for good on a bad file:
+a store that does not parse is moved aside and a fresh one started.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import math
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from memcore.errors import InputError, StoreError
+from memcore.timeutil import iso_ms, parse_iso, utcnow
+from memcore.workspace import Workspace, atomic_write_bytes, is_daily_note_path, normalize_rel_path
+
+log = logging.getLogger(__name__)
+
+MAX_QUERY_HASHES = 32
+MAX_SNIPPET_CHARS = 800
+MAX_STORE_BYTES = 256 * 1024 * 1024  # beyond this a store is "absurdly large" and set aside
+_WS_RE = re.compile(r"\s+")
+
+
+def query_hash(query: str) -> str:
+    """First 12 hex characters of SHA-1 over the trimmed, lowercased query."""
+    return hashlib.sha1(query.strip().lower().encode("utf-8")).hexdigest()[:12]
+
+
+def normalize_snippet(text: object) -> str:
+    """Trim and collapse whitespace runs to one space; cap at MAX_SNIPPET_CHARS."""
+    if not isinstance(text, str):
+        return ""
+    out = _WS_RE.sub(" ", text).strip()
+    if len(out) > MAX_SNIPPET_CHARS:
+        out = out[: MAX_SNIPPET_CHARS - 1].rstrip() + "…"
+    return out
+
+
+def entry_key(path: str, start: int, end: int, source: str = "memory") -> str:
+    return f"{source}:{path}:{start}:{end}"
+
+
+@dataclass
+class Store:
+    """The whole recall store held in memory."""
+
+    entries: dict[str, dict[str, Any]] = field(default_factory=dict)
+    updated_at: str | None = None
+    invalid: int = 0  # entries dropped by normalisation on read
+    quarantined: Path | None = None  # where a corrupt file was moved this read
+
+    def to_json_bytes(self) -> bytes:
+        doc = {"version": 1, "updatedAt": self.updated_at, "entries": self.entries}
+        return orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n"
+
+
+# -- reading ----------------------------------------------------------------------------
+
+
+def _coerce_count(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return 0
+    return max(0, math.floor(value))
+
+
+def _coerce_float(value: Any, lo: float, hi: float | None) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return lo
+    value = max(lo, float(value))
+    return min(hi, value) if hi is not None else value
+
+
+def normalize_entry(key: str, raw: Any, now_iso: str) -> dict[str, Any] | None:
+    """One entry as OpenClaw normalises it on read; None when it must be dropped."""
+    if not isinstance(raw, dict):
+        return None
+    path = raw.get("path")
+    if not isinstance(path, str) or not path.strip():
+        return None
+    start, end = raw.get("startLine"), raw.get("endLine")
+    if not _is_int(start) or not _is_int(end):
+        return None
+    if raw.get("source") != "memory":
+        return None
+    hashes = raw.get("queryHashes")
+    clean_hashes: list[str] = []
+    if isinstance(hashes, list):
+        seen: set[str] = set()
+        for h in hashes:
+            if isinstance(h, str) and h and h not in seen:
+                seen.add(h)
+                clean_hashes.append(h)
+        clean_hashes = clean_hashes[-MAX_QUERY_HASHES:]
+    out: dict[str, Any] = {
+        "key": key,
+        "path": normalize_rel_path(path),
+        "startLine": max(1, int(start)),
+        "endLine": max(1, int(end)),
+        "source": "memory",
+        "snippet": normalize_snippet(raw.get("snippet")),
+        "recallCount": _coerce_count(raw.get("recallCount")),
+        "totalScore": _coerce_float(raw.get("totalScore"), 0.0, None),
+        "maxScore": _coerce_float(raw.get("maxScore"), 0.0, 1.0),
+        "firstRecalledAt": _iso_or(raw.get("firstRecalledAt"), now_iso),
+        "lastRecalledAt": _iso_or(raw.get("lastRecalledAt"), now_iso),
+        "queryHashes": clean_hashes,
+    }
+    promoted = raw.get("promotedAt")
+    if isinstance(promoted, str) and parse_iso(promoted) is not None:
+        out["promotedAt"] = promoted
+    return out
+
+
+def _is_int(value: Any) -> bool:
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return True
+    return isinstance(value, float) and math.isfinite(value) and value.is_integer()
+
+
+def _iso_or(value: Any, fallback: str) -> str:
+    return value if isinstance(value, str) and parse_iso(value) is not None else fallback
+
+
+def quarantine(path: Path, now: datetime, reason: str) -> Path:
+    """Move a bad store aside to ``<name>.corrupt-<UTC stamp>`` and return the new path."""
+    stamp = now.strftime("%Y%m%dT%H%M%S") + f"{now.microsecond // 1000:03d}Z"
+    aside = path.with_name(f"{path.name}.corrupt-{stamp}")
+    n = 1
+    while aside.exists():
+        aside = path.with_name(f"{path.name}.corrupt-{stamp}-{n}")
+        n += 1
+    os.replace(path, aside)
+    log.warning(
+        "recall store %s %s; moved aside to %s and started a fresh store", path, reason, aside
+    )
+    return aside
+
+
+def _load_raw(path: Path, now: datetime) -> tuple[dict[str, Any] | None, Path | None]:
+    """Parse the file; quarantine what cannot be used. Returns (document or None, quarantined)."""
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        return None, None
+    if size > MAX_STORE_BYTES:
+        return None, quarantine(path, now, f"is {size} bytes (limit {MAX_STORE_BYTES})")
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise StoreError(f"cannot read recall store {path}: {exc.strerror}") from None
+    if not data.strip():
+        return None, None
+    try:
+        doc = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        return None, quarantine(path, now, f"is not valid JSON ({exc})")
+    if not isinstance(doc, dict) or not isinstance(doc.get("entries", {}), dict):
+        return None, quarantine(path, now, "does not have the shape {version, updatedAt, entries}")
+    return doc, None
+
+
+def read_store(ws: Workspace, *, now: datetime | None = None, normalize: bool = True) -> Store:
+    """Read the store. Missing or empty gives an empty store; a corrupt one is quarantined.
+
+    With ``normalize`` every entry goes through OpenClaw's read rules (invalid ones dropped).
+    """
+    now = now or utcnow()
+    doc, aside = _load_raw(ws.store_path, now)
+    if doc is None:
+        return Store(quarantined=aside)
+    raw_entries = doc.get("entries") or {}
+    updated = doc.get("updatedAt") if isinstance(doc.get("updatedAt"), str) else None
+    if not normalize:
+        return Store(entries=raw_entries, updated_at=updated)
+    now_iso = iso_ms(now)
+    entries: dict[str, dict[str, Any]] = {}
+    invalid = 0
+    for key, raw in raw_entries.items():
+        entry = normalize_entry(key, raw, now_iso)
+        if entry is None:
+            invalid += 1
+        else:
+            entries[key] = entry
+    return Store(entries=entries, updated_at=updated or now_iso, invalid=invalid)
+
+
+def write_store(ws: Workspace, store: Store, now: datetime) -> None:
+    """Stamp ``updatedAt`` and write the store atomically (pretty JSON, trailing newline)."""
+    ws.ensure_dreams_dir()
+    store.updated_at = iso_ms(now)
+    atomic_write_bytes(ws.store_path, store.to_json_bytes())
+
+
+# -- recording --------------------------------------------------------------------------
+
+
+@dataclass
+class Hit:
+    """One eligible search result to record."""
+
+    path: str
+    start_line: int
+    end_line: int
+    score: float
+    snippet: str
+    key: str
+
+
+def parse_hits(ws: Workspace, results: Iterable[Any]) -> list[Hit]:
+    """Validate result objects and keep the eligible ones (daily notes, source memory).
+
+    Raises InputError naming the first bad field: ``memory record`` gets this from stdin.
+    """
+    hits: list[Hit] = []
+    for i, res in enumerate(results):
+        if not isinstance(res, Mapping):
+            raise InputError(
+                f"result {i} is not an object; "
+                "expected {path, startLine, endLine, score, snippet}"
+            )
+        source = res.get("source", "memory")
+        path = res.get("path")
+        if not isinstance(path, str) or not path.strip():
+            raise InputError(f"result {i}: 'path' must be a non-empty string")
+        start, end = res.get("startLine"), res.get("endLine")
+        for name, val in (("startLine", start), ("endLine", end)):
+            if isinstance(val, bool) or not isinstance(val, int | float) or not math.isfinite(val):
+                raise InputError(f"result {i}: '{name}' must be a number, got {val!r}")
+        score = res.get("score", 0.0)
+        if (
+            isinstance(score, bool)
+            or not isinstance(score, int | float)
+            or not math.isfinite(score)
+        ):
+            raise InputError(f"result {i}: 'score' must be a number, got {score!r}")
+        snippet = res.get("snippet", "")
+        if snippet is not None and not isinstance(snippet, str):
+            raise InputError(f"result {i}: 'snippet' must be a string")
+        rel = _workspace_rel(ws, path)
+        if source != "memory" or not is_daily_note_path(rel):
+            continue
+        key = entry_key(rel, _key_num(start), _key_num(end))
+        hits.append(
+            Hit(
+                path=rel,
+                start_line=max(1, math.floor(start)),
+                end_line=max(1, math.floor(end)),
+                score=min(1.0, max(0.0, float(score))),
+                snippet=snippet or "",
+                key=key,
+            )
+        )
+    return hits
+
+
+def _key_num(value: float) -> int | float:
+    return int(value) if float(value).is_integer() else value
+
+
+def _workspace_rel(ws: Workspace, path: str) -> str:
+    norm = normalize_rel_path(path)
+    if os.path.isabs(norm):
+        try:
+            return Path(norm).resolve().relative_to(ws.root.resolve()).as_posix()
+        except ValueError:
+            return norm
+    return norm
+
+
+def apply_hits(
+    entries: dict[str, dict[str, Any]], query: str, hits: list[Hit], now_iso: str
+) -> None:
+    """OpenClaw's update rules for one search call (every hit counts, duplicates too)."""
+    qh = query_hash(query)
+    for hit in hits:
+        old = entries.get(hit.key)
+        if not isinstance(old, dict):
+            old = {}
+        hashes = [h for h in old.get("queryHashes") or [] if isinstance(h, str) and h]
+        if qh not in hashes:
+            hashes.append(qh)
+        snippet = normalize_snippet(hit.snippet) or normalize_snippet(old.get("snippet"))
+        entry: dict[str, Any] = {
+            "key": hit.key,
+            "path": hit.path,
+            "startLine": hit.start_line,
+            "endLine": hit.end_line,
+            "source": "memory",
+            "snippet": snippet,
+            "recallCount": _coerce_count(old.get("recallCount")) + 1,
+            "totalScore": _coerce_float(old.get("totalScore"), 0.0, None) + hit.score,
+            "maxScore": max(_coerce_float(old.get("maxScore"), 0.0, 1.0), hit.score),
+            "firstRecalledAt": _iso_or(old.get("firstRecalledAt"), now_iso),
+            "lastRecalledAt": now_iso,
+            "queryHashes": hashes[-MAX_QUERY_HASHES:],
+        }
+        if isinstance(old.get("promotedAt"), str):
+            entry["promotedAt"] = old["promotedAt"]
+        entries[hit.key] = entry
+
+
+@dataclass
+class RecordResult:
+    recorded: int
+    keys: list[str]
+    dropped: int = 0  # entries removed by the cap
+    quarantined: Path | None = None
+
+
+def record_recalls(
+    ws: Workspace,
+    query: str,
+    results: Iterable[Any],
+    *,
+    now: datetime | None = None,
+    max_entries: int | None = None,
+    protect: Callable[[dict[str, Any]], bool] | None = None,
+    lock_timeout: float | None = None,
+) -> RecordResult:
+    """Record one search call's eligible hits under the lock (one read-modify-write).
+
+    ``protect`` marks entries the cap must never drop (unpromoted entries passing the gates).
+    """
+    now = now or utcnow()
+    if not query.strip():
+        return RecordResult(0, [])
+    hits = parse_hits(ws, results)
+    if not hits:
+        return RecordResult(0, [])
+    with ws.lock(lock_timeout):
+        # Untouched entries pass through as they are: fast, and nothing rewritten that did not
+        # change. Normalisation of the whole store is `memory status --fix`'s job.
+        store = read_store(ws, now=now, normalize=False)
+        apply_hits(store.entries, query, hits, iso_ms(now))
+        dropped = 0
+        if max_entries is not None and len(store.entries) > max_entries:
+            dropped = enforce_cap(
+                store.entries, max_entries, protect, keep=set(h.key for h in hits)
+            )
+        write_store(ws, store, now)
+    return RecordResult(len(hits), [h.key for h in hits], dropped, store.quarantined)
+
+
+def enforce_cap(
+    entries: dict[str, dict[str, Any]],
+    max_entries: int,
+    protect: Callable[[dict[str, Any]], bool] | None = None,
+    keep: set[str] | None = None,
+) -> int:
+    """Drop entries until at most ``max_entries`` remain; returns how many were dropped.
+
+    Order: promoted entries (oldest promotion first), then the fewest recalls with the oldest
+    last recall. Protected entries and ``keep`` keys are never dropped.
+    """
+    excess = len(entries) - max_entries
+    if excess <= 0:
+        return 0
+    keep = keep or set()
+
+    def rank(item: tuple[str, dict[str, Any]]) -> tuple[int, str, int, str]:
+        _, e = item
+        promoted = e.get("promotedAt") if isinstance(e, dict) else None
+        if isinstance(promoted, str):
+            return (0, promoted, 0, "")
+        if not isinstance(e, dict):
+            return (0, "", 0, "")
+        return (1, "", _coerce_count(e.get("recallCount")), str(e.get("lastRecalledAt", "")))
+
+    victims: list[str] = []
+    for key, e in sorted(entries.items(), key=rank):
+        if len(victims) >= excess:
+            break
+        if key in keep:
+            continue
+        if protect is not None and isinstance(e, dict) and "promotedAt" not in e and protect(e):
+            continue
+        victims.append(key)
+    for key in victims:
+        del entries[key]
+    return len(victims)
+
+
+# -- repair -----------------------------------------------------------------------------
+
+
+@dataclass
+class RepairResult:
+    changed: bool
+    dropped_invalid: int
+    entries: int
+    quarantined: Path | None = None
+
+
+def repair_store(
+    ws: Workspace, *, now: datetime | None = None, lock_timeout: float | None = None
+) -> RepairResult:
+    """Normalise the store (drop invalid entries, de-duplicate hashes); rewrite only on change."""
+    now = now or utcnow()
+    with ws.lock(lock_timeout):
+        path = ws.store_path
+        before = path.read_bytes() if path.exists() else None
+        store = read_store(ws, now=now)
+        if store.quarantined is not None:
+            write_store(ws, store, now)
+            return RepairResult(True, 0, 0, store.quarantined)
+        if before is None:
+            return RepairResult(False, 0, 0)
+        if not before.strip():
+            write_store(ws, store, now)
+            return RepairResult(True, 0, 0)
+        store.updated_at = store.updated_at or iso_ms(now)
+        after = store.to_json_bytes()
+        if after == before:
+            return RepairResult(False, 0, len(store.entries))
+        atomic_write_bytes(path, after)
+        return RepairResult(True, store.invalid, len(store.entries))
+
+
+def quarantined_files(ws: Workspace) -> list[Path]:
+    """Stores set aside as corrupt, oldest first."""
+    if not ws.dreams_dir.is_dir():
+        return []
+    return sorted(ws.dreams_dir.glob(ws.store_path.name + ".corrupt-*"))

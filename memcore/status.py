@@ -1,0 +1,167 @@
+"""Health and status of a workspace's dreaming: counts, store health, lock, warnings.
+
+Used by ``memcore memory status``, the gateway's ``/api/status`` and the Dreams page.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime
+from typing import Any
+
+from memcore.config import DreamingSettings, dreaming_settings, load_config
+from memcore.errors import ConfigError, MemcoreError
+from memcore.recall import quarantined_files, read_store
+from memcore.scoring import Thresholds, feasibility, is_eligible
+from memcore.timeutil import parse_iso, utcnow
+from memcore.workspace import Workspace, read_text_checked
+
+_ENTRY_RE = re.compile(r"^(?:[-*+]|\d+[.)])\s+\S")
+
+
+def long_term_count(ws: Workspace) -> int:
+    """Entries in MEMORY.md: top-level bullets (memcore's entry unit)."""
+    try:
+        text = read_text_checked(ws.memory_md) if ws.memory_md.is_file() else ""
+    except MemcoreError:
+        return 0
+    return sum(1 for line in text.splitlines() if _ENTRY_RE.match(line))
+
+
+def store_counts(ws: Workspace, now: datetime, settings: DreamingSettings) -> dict[str, Any]:
+    """Short-term and promoted counts of the recall store, plus its health."""
+    health: dict[str, Any] = {
+        "entries": 0,
+        "invalid": 0,
+        "sizeBytes": ws.store_path.stat().st_size if ws.store_path.is_file() else 0,
+        "updatedAt": None,
+        "quarantined": [str(p) for p in quarantined_files(ws)],
+        "error": None,
+    }
+    out: dict[str, Any] = {
+        "shortTermCount": 0,
+        "promotedTotal": 0,
+        "promotedToday": 0,
+        "lastPromotedAt": None,
+        "storeHealth": health,
+    }
+    try:
+        store = read_store(ws, now=now)
+    except MemcoreError as exc:
+        health["error"] = str(exc)
+        return out
+    if store.quarantined:
+        health["quarantined"] = [str(p) for p in quarantined_files(ws)]
+    health["entries"] = len(store.entries)
+    health["invalid"] = store.invalid
+    health["updatedAt"] = store.updated_at if ws.store_path.is_file() else None
+    today = now.astimezone(settings.tz).date()
+    last: datetime | None = None
+    for e in store.entries.values():
+        if not is_eligible(e, include_promoted=True):
+            continue
+        promoted = parse_iso(e.get("promotedAt"))
+        if promoted is None:
+            out["shortTermCount"] += 1
+            continue
+        out["promotedTotal"] += 1
+        if promoted.astimezone(settings.tz).date() == today:
+            out["promotedToday"] += 1
+        if last is None or promoted > last:
+            last = promoted
+    out["lastPromotedAt"] = last.isoformat().replace("+00:00", "Z") if last else None
+    return out
+
+
+def last_record_error(ws: Workspace) -> dict[str, Any] | None:
+    path = ws.dreams_dir / "recall-errors.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def lock_state(ws: Workspace) -> str:
+    """``free`` or ``held`` (by another process or thread)."""
+    from filelock import FileLock, Timeout
+
+    if not ws.dreams_dir.is_dir():
+        return "free"
+    lock = FileLock(str(ws.lock_path), timeout=0)
+    try:
+        lock.acquire()
+    except Timeout:
+        return "held"
+    lock.release()
+    return "free"
+
+
+def dreaming_status(ws: Workspace, now: datetime | None = None) -> dict[str, Any]:
+    """Mode, schedule, thresholds and counts (the gateway's ``/api/status`` core)."""
+    now = now or utcnow()
+    out: dict[str, Any] = {"workspace": str(ws.root), "configError": None}
+    try:
+        s = dreaming_settings(load_config(ws))
+    except ConfigError as exc:
+        out["configError"] = str(exc)
+        s = DreamingSettings()
+    out.update(
+        {
+            "mode": s.mode,
+            "enabled": s.enabled,
+            "cron": s.cron,
+            "timezone": s.timezone,
+            "limit": s.limit,
+            "minScore": s.min_score,
+            "minRecallCount": s.min_recall_count,
+            "minUniqueQueries": s.min_unique_queries,
+            "recencyHalfLifeDays": s.recency_half_life_days,
+            "maxEntries": s.max_entries,
+        }
+    )
+    out.update(store_counts(ws, now, s))
+    out["longTermCount"] = long_term_count(ws)
+    return out
+
+
+def warnings_for(ws: Workspace, status: dict[str, Any]) -> list[str]:
+    """Warnings a user needs, each one line with what to do."""
+    warns: list[str] = []
+    if status.get("configError"):
+        warns.append(f"Config error (defaults in use): {status['configError']}")
+    health = status.get("storeHealth", {})
+    if health.get("error"):
+        warns.append(f"Recall store unreadable: {health['error']}")
+    for q in health.get("quarantined", []):
+        warns.append(f"A corrupt recall store was set aside: {q} (inspect it, then delete it)")
+    if health.get("invalid"):
+        warns.append(
+            f"Recall store contains {health['invalid']} invalid entr"
+            f"{'y' if health['invalid'] == 1 else 'ies'} (fix: memcore memory status --fix)"
+        )
+    err = last_record_error(ws)
+    if err:
+        warns.append(f"Recording recalls failed at {err.get('at')}: {err.get('error')}")
+    if not status.get("configError"):
+        try:
+            th = Thresholds.from_settings(dreaming_settings(load_config(ws)))
+        except ConfigError:
+            th = Thresholds()
+        f = feasibility(th)
+        if not f["feasible"]:
+            hint = ""
+            if "reachableAt" in f:
+                r = f["reachableAt"]
+                hint = (
+                    f"; reachable with min_recall_count >= {r['recallCount']} and "
+                    f"min_unique_queries >= {r['uniqueQueries']} at mean relevance "
+                    f"{r['minRelevance']}, or a lower min_score"
+                )
+            warns.append(
+                f"Mode {status['mode']}'s gates cannot be met: min_score {th.min_score:g} at "
+                f"{f['minRecallCount']} recalls and {f['minUniqueQueries']} queries needs a mean "
+                f"relevance of {f['minRelevanceAtMinimumCounts']}, above 1{hint}"
+            )
+    return warns

@@ -1,0 +1,226 @@
+"""Workspace paths, atomic writes, the workspace lock and daily-note discovery.
+
+Files are the source of truth; everything memcore owns lives under ``memory/.dreams/``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import tempfile
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from memcore.errors import LockBusy, WorkspaceError
+
+DAILY_NOTE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}\.md$")
+DEFAULT_LOCK_TIMEOUT = 10.0
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """An agent workspace: MEMORY.md, memory/ and memcore's own memory/.dreams/."""
+
+    root: Path
+
+    @property
+    def memory_md(self) -> Path:
+        return self.root / "MEMORY.md"
+
+    @property
+    def memory_dir(self) -> Path:
+        return self.root / "memory"
+
+    @property
+    def dreams_dir(self) -> Path:
+        return self.memory_dir / ".dreams"
+
+    @property
+    def store_path(self) -> Path:
+        return self.dreams_dir / "short-term-recall.json"
+
+    @property
+    def lock_path(self) -> Path:
+        return self.dreams_dir / "short-term-promotion.lock"
+
+    @property
+    def db_path(self) -> Path:
+        return self.dreams_dir / "memcore.sqlite"
+
+    @property
+    def config_path(self) -> Path:
+        return self.root / "memcore.toml"
+
+    @property
+    def archive_path(self) -> Path:
+        return self.dreams_dir / "archive.md"
+
+    def rel(self, path: Path | str) -> str:
+        """Workspace-relative POSIX path of ``path``."""
+        p = Path(path)
+        try:
+            return p.resolve().relative_to(self.root.resolve()).as_posix()
+        except ValueError:
+            return p.as_posix()
+
+    def ensure_dreams_dir(self) -> Path:
+        self.dreams_dir.mkdir(parents=True, exist_ok=True)
+        return self.dreams_dir
+
+    def daily_notes(self) -> list[Path]:
+        """Daily notes ``memory/YYYY-MM-DD.md``, oldest first."""
+        if not self.memory_dir.is_dir():
+            return []
+        return sorted(
+            p for p in self.memory_dir.iterdir() if DAILY_NOTE_RE.match(p.name) and p.is_file()
+        )
+
+    def markdown_files(self) -> list[Path]:
+        """MEMORY.md and every markdown file under memory/ except memory/.dreams/."""
+        files: list[Path] = []
+        if self.memory_md.is_file():
+            files.append(self.memory_md)
+        if self.memory_dir.is_dir():
+            for dirpath, dirnames, filenames in os.walk(self.memory_dir):
+                dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+                for name in sorted(filenames):
+                    if name.endswith(".md"):
+                        files.append(Path(dirpath) / name)
+        return files
+
+    @contextlib.contextmanager
+    def lock(self, timeout: float | None = None) -> Iterator[None]:
+        """Hold the workspace lock (the sidecar lock file, never a data file).
+
+        Raises LockBusy when another process holds it past ``timeout`` seconds (default:
+        ``$MEMCORE_LOCK_TIMEOUT``, else 10).
+        """
+        from filelock import FileLock, Timeout
+
+        if timeout is None:
+            timeout = lock_timeout_default()
+
+        self.ensure_dreams_dir()
+        lock = FileLock(str(self.lock_path), timeout=timeout, is_singleton=True)
+        try:
+            lock.acquire()
+        except Timeout:
+            raise LockBusy(
+                f"another memcore run holds the lock {self.lock_path} "
+                f"(waited {timeout:g}s); try again later"
+            ) from None
+        try:
+            yield
+        finally:
+            lock.release()
+
+
+def lock_timeout_default() -> float:
+    """Seconds to wait for the workspace lock: ``$MEMCORE_LOCK_TIMEOUT`` or 10."""
+    try:
+        value = float(os.environ.get("MEMCORE_LOCK_TIMEOUT", DEFAULT_LOCK_TIMEOUT))
+    except ValueError:
+        return DEFAULT_LOCK_TIMEOUT
+    return value if value >= 0 else DEFAULT_LOCK_TIMEOUT
+
+
+def resolve_workspace(
+    path: str | os.PathLike[str] | None = None, *, must_exist: bool = True
+) -> Workspace:
+    """Workspace from an explicit path, else ``MEMCORE_WORKSPACE``, else the current directory."""
+    raw = path if path not in (None, "") else os.environ.get("MEMCORE_WORKSPACE") or os.getcwd()
+    root = Path(raw).expanduser()
+    if must_exist:
+        if not root.exists():
+            raise WorkspaceError(f"workspace {root} does not exist (use memcore init {root})")
+        if not root.is_dir():
+            raise WorkspaceError(f"workspace {root} is not a directory")
+    return Workspace(root.absolute())
+
+
+def is_daily_note_path(path: str) -> bool:
+    """True for ``…/memory/YYYY-MM-DD.md`` or a bare ``YYYY-MM-DD.md`` (OpenClaw's rule)."""
+    norm = normalize_rel_path(path)
+    parts = norm.split("/")
+    if not DAILY_NOTE_RE.match(parts[-1]):
+        return False
+    return len(parts) == 1 or parts[-2] == "memory"
+
+
+def normalize_rel_path(path: str) -> str:
+    """Backslashes to slashes, a leading ``./`` stripped."""
+    norm = path.strip().replace("\\", "/")
+    while norm.startswith("./"):
+        norm = norm[2:]
+    return norm
+
+
+def atomic_write_bytes(path: Path | str, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically: temp file in the same folder, fsync, replace.
+
+    A symlink is written through to its target; the target's mode is kept.
+    """
+    target = Path(os.path.realpath(path))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode: int | None = target.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        mode = None
+    fd, tmp = tempfile.mkstemp(
+        prefix=f".{target.name}.", suffix=f".{uuid.uuid4().hex[:8]}.tmp", dir=target.parent
+    )
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if mode is None:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    _fsync_dir(target.parent)
+
+
+def atomic_write_text(path: Path | str, text: str) -> None:
+    """Atomic write of UTF-8 text (see atomic_write_bytes)."""
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        dfd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dfd)
+    except OSError:
+        pass
+    finally:
+        os.close(dfd)
+
+
+def read_text_checked(path: Path) -> str:
+    """Read a markdown file as UTF-8, refusing NUL bytes and invalid UTF-8 with a clear error."""
+    try:
+        data = path.read_bytes()
+    except IsADirectoryError:
+        raise WorkspaceError(f"{path} is a directory, expected a markdown file") from None
+    except PermissionError:
+        raise WorkspaceError(f"{path} is not readable (permission denied)") from None
+    if b"\x00" in data:
+        raise WorkspaceError(f"{path} contains NUL bytes; expected UTF-8 markdown text")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise WorkspaceError(
+            f"{path} is not valid UTF-8 (byte {exc.start}); expected UTF-8 markdown text"
+        ) from None

@@ -1,0 +1,184 @@
+"""The command line for init, memory promote/explain/status and dreaming."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from memcore import recall
+from memcore.cli import cli
+from memcore.workspace import Workspace
+from tests.conftest import write_note
+
+
+def run(ws: Workspace | Path, *args: str, input: str | None = None):
+    root = ws.root if isinstance(ws, Workspace) else ws
+    return CliRunner().invoke(cli, ["-w", str(root), *args], input=input, catch_exceptions=False)
+
+
+def seed(ws: Workspace, recalls: int = 4) -> None:
+    write_note(ws, "2026-11-20.md", "# Notes\n\n- The staging database is db-stg-02 in eu-west.\n")
+    now = datetime.now(UTC)
+    res = {"path": "memory/2026-11-20.md", "startLine": 3, "endLine": 3, "score": 0.95,
+           "snippet": "- The staging database is db-stg-02 in eu-west."}
+    for i in range(recalls):
+        recall.record_recalls(ws, f"staging db {i}", [res], now=now - timedelta(minutes=i + 1))
+
+
+def test_help_lists_commands() -> None:
+    out = CliRunner().invoke(cli, ["--help"]).output
+    for name in ("init", "memory", "dreaming"):
+        assert name in out
+
+
+def test_init_creates_and_never_overwrites(tmp_path: Path) -> None:
+    root = tmp_path / "new"
+    r = CliRunner().invoke(cli, ["init", str(root)])
+    assert r.exit_code == 0 and "Created: memory/, MEMORY.md, memcore.toml" in r.output
+    assert (root / "MEMORY.md").read_text() == "# Long-Term Memory\n"
+    assert "[dreaming]" in (root / "memcore.toml").read_text()
+    (root / "MEMORY.md").write_text("mine\n")
+    r = CliRunner().invoke(cli, ["init", str(root)])
+    assert "Kept (already there): memory/, MEMORY.md, memcore.toml" in r.output
+    assert (root / "MEMORY.md").read_text() == "mine\n"
+
+
+def test_missing_workspace_is_one_line_error(tmp_path: Path) -> None:
+    r = CliRunner().invoke(cli, ["-w", str(tmp_path / "nope"), "memory", "promote"])
+    assert r.exit_code == 1
+    assert r.stderr.strip().count("\n") == 0 and "does not exist" in r.stderr
+
+
+def test_env_workspace(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
+    seed(ws)
+    monkeypatch.setenv("MEMCORE_WORKSPACE", str(ws.root))
+    r = CliRunner().invoke(cli, ["memory", "promote", "--json"])
+    assert json.loads(r.stdout)["workspaceDir"] == str(ws.root)
+
+
+def test_promote_preview_then_apply(ws: Workspace) -> None:
+    seed(ws)
+    r = run(ws, "memory", "promote")
+    assert r.exit_code == 0
+    assert "memory/2026-11-20.md:3-3" in r.stdout and "recalls=4" in r.stdout
+    assert not ws.memory_md.exists()
+    r = run(ws, "memory", "promote", "--apply")
+    assert "appended=1 reconciledExisting=0" in r.stdout
+    assert "db-stg-02" in ws.memory_md.read_text()
+    r = run(ws, "memory", "promote", "--apply")
+    assert "No short-term recall candidates." in r.stdout
+    assert "No candidates met apply criteria." in r.stdout
+
+
+def test_promote_json_shape(ws: Workspace) -> None:
+    seed(ws)
+    doc = json.loads(run(ws, "memory", "promote", "--json").stdout)
+    assert set(doc) >= {"workspaceDir", "storePath", "lockPath", "candidates", "apply"}
+    assert doc["apply"] is None
+    c = doc["candidates"][0]
+    for field in ("key", "path", "startLine", "endLine", "source", "snippet", "recallCount",
+                  "avgScore", "maxScore", "uniqueQueries", "firstRecalledAt", "lastRecalledAt",
+                  "ageDays", "score", "components"):
+        assert field in c
+    assert set(c["components"]) == {"frequency", "relevance", "diversity", "recency"}
+    doc = json.loads(run(ws, "memory", "promote", "--apply", "--json").stdout)
+    assert doc["apply"]["appended"] == 1
+
+
+def test_no_candidates_explains_exclusions(ws: Workspace) -> None:
+    seed(ws, recalls=2)
+    r = run(ws, "memory", "promote")
+    assert "No short-term recall candidates." in r.stdout
+    assert "Excluded 1 of 1: recallCount 1" in r.stdout
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["--min-score", "1.5"], ["--min-score", "abc"], ["--limit", "-2"], ["--min-recall-count", "x"]],
+)
+def test_bad_flags_are_usage_errors(ws: Workspace, args: list[str]) -> None:
+    r = run(ws, "memory", "promote", *args)
+    assert r.exit_code == 2 and "Invalid value" in r.stderr
+
+
+def test_bad_config_is_one_line_error(ws: Workspace) -> None:
+    seed(ws)
+    ws.config_path.write_text('[dreaming]\nmode = "turbo"\n')
+    r = run(ws, "memory", "promote")
+    assert r.exit_code == 1
+    assert "mode = 'turbo' is not allowed; allowed: off, core, rem, deep" in r.stderr
+
+
+def test_explain_exit_codes(ws: Workspace) -> None:
+    seed(ws, recalls=2)
+    r = run(ws, "memory", "explain", "db-stg-02")
+    assert r.exit_code == 0 and "FAIL recallCount: 2 vs required 3" in r.stdout
+    r = run(ws, "memory", "explain", "unrelated")
+    assert r.exit_code == 1 and 'No promotion candidate matched "unrelated".' in r.stderr
+
+
+def test_status_reports_store_and_unreachable_gates(ws: Workspace) -> None:
+    seed(ws)
+    ws.config_path.write_text('[dreaming]\nmode = "rem"\n')
+    r = run(ws, "memory", "status")
+    assert "Recall store: 1 entries · 0 promoted" in r.stdout
+    assert "Mode rem's gates cannot be met" in r.stdout and "needs a mean relevance of 1.072" in r.stdout
+    doc = json.loads(run(ws, "memory", "status", "--json").stdout)
+    assert doc["shortTermCount"] == 1 and doc["lock"] == "free"
+
+
+def test_status_fix_and_quarantine(ws: Workspace) -> None:
+    ws.ensure_dreams_dir()
+    ws.store_path.write_text("{ truncated")
+    r = run(ws, "memory", "status", "--fix")
+    assert r.exit_code == 0
+    assert "A corrupt recall store was set aside" in r.stdout
+    assert json.loads(ws.store_path.read_text())["entries"] == {}
+    r = run(ws, "memory", "status", "--fix")
+    assert "Repair: no changes" in r.stdout
+
+
+def test_lock_held_elsewhere_exits_75(ws: Workspace) -> None:
+    seed(ws)
+    ws.ensure_dreams_dir()
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys,time; from filelock import FileLock; l=FileLock(sys.argv[1]); l.acquire(); "
+         "print('held', flush=True); time.sleep(30)", str(ws.lock_path)],
+        stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        start = time.monotonic()
+        from memcore import promote
+
+        with pytest.raises(Exception) as exc:
+            promote.apply(ws, lock_timeout=0.2)
+        assert getattr(exc.value, "exit_code", None) == 75
+        assert time.monotonic() - start < 20
+        proc = subprocess.run(
+            [sys.executable, "-m", "memcore", "-w", str(ws.root), "memory", "promote", "--apply"],
+            capture_output=True, text=True, timeout=40,
+            env={**os.environ, "MEMCORE_LOCK_TIMEOUT": "0.5"},
+        )
+        assert proc.returncode == 75 and "holds the lock" in proc.stderr
+    finally:
+        holder.kill()
+        holder.wait()
+        holder.stdout.close()
+    assert not ws.memory_md.exists()
+
+
+def test_dreaming_command(ws: Workspace) -> None:
+    r = run(ws, "dreaming", "core")
+    assert r.stdout.startswith("Dreaming mode set to core.")
+    assert 'mode = "core"' in ws.config_path.read_text()
+    assert run(ws, "dreaming", "status").stdout.startswith("Dreaming status:\n- mode: core")
