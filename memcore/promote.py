@@ -10,16 +10,18 @@ A key already marked in MEMORY.md is reconciled, never appended twice.
 from __future__ import annotations
 
 import re
+import sqlite3
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from memcore import recall_index
 from memcore.config import DreamingSettings, dreaming_settings, load_config
 from memcore.errors import InputError, WorkspaceError
 from memcore.markdown import format_marker, marked_recall_keys, promoted_entry_id
-from memcore.recall import Store, normalize_snippet, read_store, write_store
-from memcore.scoring import Candidate, Thresholds, first_failed_gate, gate_checks, rank, score_entry
+from memcore.recall import Store, normalize_snippet, quarantined_files, read_store, write_store
+from memcore.scoring import Candidate, Thresholds, gate_checks, rank
 from memcore.timeutil import iso_ms, utcnow
 from memcore.workspace import Workspace, atomic_write_text, read_text_checked
 
@@ -84,22 +86,6 @@ def resolve_thresholds(
     ).sanitized()
 
 
-def _exclusions(
-    store: Store, now: datetime, th: Thresholds, include_promoted: bool
-) -> dict[str, Any]:
-    by_reason: dict[str, int] = {}
-    considered = 0
-    for e in store.entries.values():
-        if e.get("promotedAt") and not include_promoted:
-            by_reason["promoted"] = by_reason.get("promoted", 0) + 1
-            continue
-        considered += 1
-        reason = first_failed_gate(score_entry(e, now, th), th)
-        if reason:
-            by_reason[reason] = by_reason.get(reason, 0) + 1
-    return {"considered": considered, "excluded": sum(by_reason.values()), "byReason": by_reason}
-
-
 def preview(
     ws: Workspace,
     *,
@@ -121,18 +107,41 @@ def preview(
         min_unique_queries=min_unique_queries,
     )
     lim = settings.limit if limit is None else limit
-    store = read_store(ws, now=now)
-    cands = rank(store.entries.values(), now, th, limit=lim, include_promoted=include_promoted)
+    aside_before = set(quarantined_files(ws))
+    conn = recall_index.fresh(ws, now)
+    try:
+        window = None if lim is None else 2 * lim + 20
+        try:
+            rows = recall_index.top_rows(conn, now, th, window, include_promoted)
+            excl = recall_index.exclusions(conn, now, th, include_promoted)
+        except sqlite3.OperationalError:  # SQLite without math functions: score in Python
+            rows = recall_index.gate_rows(
+                conn, th.min_recall_count, th.min_unique_queries, include_promoted
+            )
+            excl = None
+        totals = recall_index.counts(conn)
+    finally:
+        conn.close()
+    passing = rank(rows, now, th, include_promoted=include_promoted)
+    if excl is None:
+        excl = {"score": len(rows) - len(passing), "total": totals["entries"], "promoted": 0}
+        if not include_promoted:
+            excl["promoted"] = totals["promoted"]
+    by_reason = {k: v for k, v in excl.items() if k != "total" and v}
+    considered = excl["total"] - excl["promoted"]
     return PromoteResult(
         ws=ws,
         thresholds=th,
         limit=lim,
-        candidates=cands,
-        exclusions=_exclusions(store, now, th, include_promoted),
-        store_entries=len(store.entries),
-        store_promoted=sum(1 for e in store.entries.values() if e.get("promotedAt")),
-        store_invalid=store.invalid,
-        quarantined=str(store.quarantined) if store.quarantined else None,
+        candidates=passing[: max(0, lim)] if lim is not None else passing,
+        exclusions={
+            "considered": considered,
+            "excluded": sum(v for k, v in by_reason.items() if k != "promoted"),
+            "byReason": by_reason,
+        },
+        store_entries=totals["entries"],
+        store_promoted=totals["promoted"],
+        quarantined=next((str(p) for p in quarantined_files(ws) if p not in aside_before), None),
     )
 
 
@@ -162,7 +171,10 @@ def apply(
     )
     lim = settings.limit if limit is None else limit
     with ws.lock(lock_timeout):
+        before = recall_index.file_stat(ws)
         store = read_store(ws, now=now)
+        if store.quarantined:
+            before = None
         ranked = rank(store.entries.values(), now, th)
         if keys is not None:
             wanted = set(keys)
@@ -177,7 +189,7 @@ def apply(
             store_invalid=store.invalid,
             quarantined=str(store.quarantined) if store.quarantined else None,
         )
-        result.apply = _apply_locked(ws, store, selected, now, settings)
+        result.apply = _apply_locked(ws, store, selected, now, settings, before)
         result.store_promoted = sum(1 for e in store.entries.values() if e.get("promotedAt"))
     return result
 
@@ -197,6 +209,7 @@ def _apply_locked(
     selected: list[Candidate],
     now: datetime,
     settings: DreamingSettings,
+    before: recall_index.Stat,
 ) -> dict[str, Any]:
     memory_path = str(ws.memory_md)
     outcome: dict[str, Any] = {
@@ -232,7 +245,7 @@ def _apply_locked(
         entry["promotedAt"] = now_iso
         entry["startLine"], entry["endLine"], entry["snippet"] = c.start_line, c.end_line, c.snippet
     if to_append or reconciled:
-        write_store(ws, store, now)
+        write_store(ws, store, now, before=before, changed=[c.key for c in to_append + reconciled])
     outcome["appended"] = len(to_append)
     outcome["reconciledExisting"] = len(reconciled)
     outcome["applied"] = len(to_append) + len(reconciled)

@@ -12,6 +12,7 @@ import logging
 import math
 import os
 import re
+import sqlite3
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -20,7 +21,9 @@ from typing import Any
 
 import orjson
 
+from memcore import recall_index
 from memcore.errors import InputError, StoreError
+from memcore.recall_index import Stat
 from memcore.timeutil import iso_ms, parse_iso, utcnow
 from memcore.workspace import Workspace, atomic_write_bytes, is_daily_note_path, normalize_rel_path
 
@@ -197,11 +200,32 @@ def read_store(ws: Workspace, *, now: datetime | None = None, normalize: bool = 
     return Store(entries=entries, updated_at=updated or now_iso, invalid=invalid)
 
 
-def write_store(ws: Workspace, store: Store, now: datetime) -> None:
-    """Stamp ``updatedAt`` and write the store atomically (pretty JSON, trailing newline)."""
+def write_store(
+    ws: Workspace,
+    store: Store,
+    now: datetime,
+    *,
+    before: Stat = None,
+    changed: Iterable[str] | None = None,
+    removed: Iterable[str] = (),
+) -> None:
+    """Stamp ``updatedAt``, write the store atomically (pretty JSON, trailing newline) and
+    bring the SQLite mirror along. Call with the lock held; ``before`` is the file's stat when
+    it was read, ``changed``/``removed`` the keys touched (None: everything)."""
     ws.ensure_dreams_dir()
     store.updated_at = iso_ms(now)
     atomic_write_bytes(ws.store_path, store.to_json_bytes())
+    try:
+        recall_index.update_after_write(
+            ws,
+            store.entries,
+            before=before,
+            now_iso=store.updated_at,
+            changed=changed,
+            removed=removed,
+        )
+    except (sqlite3.Error, OSError) as exc:  # the mirror rebuilds itself on the next read
+        log.warning("could not update the recall index in %s: %s", ws.db_path, exc)
 
 
 # -- recording --------------------------------------------------------------------------
@@ -343,15 +367,21 @@ def record_recalls(
     with ws.lock(lock_timeout):
         # Untouched entries pass through as they are: fast, and nothing rewritten that did not
         # change. Normalisation of the whole store is `memory status --fix`'s job.
+        before = recall_index.file_stat(ws)
         store = read_store(ws, now=now, normalize=False)
         apply_hits(store.entries, query, hits, iso_ms(now))
-        dropped = 0
+        dropped: list[str] = []
         if max_entries is not None and len(store.entries) > max_entries:
-            dropped = enforce_cap(
-                store.entries, max_entries, protect, keep=set(h.key for h in hits)
-            )
-        write_store(ws, store, now)
-    return RecordResult(len(hits), [h.key for h in hits], dropped, store.quarantined)
+            dropped = enforce_cap(store.entries, max_entries, protect, keep={h.key for h in hits})
+        write_store(
+            ws,
+            store,
+            now,
+            before=None if store.quarantined else before,
+            changed={h.key for h in hits},
+            removed=dropped,
+        )
+    return RecordResult(len(hits), [h.key for h in hits], len(dropped), store.quarantined)
 
 
 def enforce_cap(
@@ -359,15 +389,15 @@ def enforce_cap(
     max_entries: int,
     protect: Callable[[dict[str, Any]], bool] | None = None,
     keep: set[str] | None = None,
-) -> int:
-    """Drop entries until at most ``max_entries`` remain; returns how many were dropped.
+) -> list[str]:
+    """Drop entries until at most ``max_entries`` remain; returns the dropped keys.
 
     Order: promoted entries (oldest promotion first), then the fewest recalls with the oldest
     last recall. Protected entries and ``keep`` keys are never dropped.
     """
     excess = len(entries) - max_entries
     if excess <= 0:
-        return 0
+        return []
     keep = keep or set()
 
     def rank(item: tuple[str, dict[str, Any]]) -> tuple[int, str, int, str]:
@@ -390,7 +420,7 @@ def enforce_cap(
         victims.append(key)
     for key in victims:
         del entries[key]
-    return len(victims)
+    return victims
 
 
 # -- repair -----------------------------------------------------------------------------
@@ -425,7 +455,7 @@ def repair_store(
         after = store.to_json_bytes()
         if after == before:
             return RepairResult(False, 0, len(store.entries))
-        atomic_write_bytes(path, after)
+        write_store(ws, store, now)
         return RepairResult(True, store.invalid, len(store.entries))
 
 

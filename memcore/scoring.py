@@ -150,11 +150,18 @@ class Candidate:
         return out
 
 
+def unique_queries(entry: Mapping[str, Any]) -> int:
+    """Distinct queries of an entry (``uniqueQueries`` when precomputed, else its hashes)."""
+    if "uniqueQueries" in entry:
+        return int(entry["uniqueQueries"])
+    return len(entry.get("queryHashes") or ())
+
+
 def score_entry(entry: Mapping[str, Any], now: datetime, th: Thresholds) -> Candidate:
     """Components and score of one (normalised) store entry; ``th`` must be sanitised."""
     count = int(entry.get("recallCount") or 0)
     total = float(entry.get("totalScore") or 0.0)
-    uq = len(entry.get("queryHashes") or ())
+    uq = unique_queries(entry)
     last = parse_iso(entry.get("lastRecalledAt"))
     age = max(0.0, (now - last).total_seconds() / _DAY_S) if last is not None else 0.0
     comps = {
@@ -249,7 +256,7 @@ def rank(
         count = e.get("recallCount") or 0
         if count <= 0 or count < th.min_recall_count:
             continue
-        if len(e.get("queryHashes") or ()) < th.min_unique_queries:
+        if unique_queries(e) < th.min_unique_queries:
             continue
         c = score_entry(e, now, th)
         if c.raw_score < th.min_score:

@@ -7,14 +7,16 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime
+import sqlite3
+from datetime import datetime, time
 from typing import Any
 
+from memcore import recall_index
 from memcore.config import DreamingSettings, dreaming_settings, load_config
 from memcore.errors import ConfigError, MemcoreError
-from memcore.recall import quarantined_files, read_store
-from memcore.scoring import Thresholds, feasibility, is_eligible
-from memcore.timeutil import parse_iso, utcnow
+from memcore.recall import quarantined_files
+from memcore.scoring import Thresholds, feasibility
+from memcore.timeutil import utcnow
 from memcore.workspace import Workspace, read_text_checked
 
 _ENTRY_RE = re.compile(r"^(?:[-*+]|\d+[.)])\s+\S")
@@ -46,32 +48,38 @@ def store_counts(ws: Workspace, now: datetime, settings: DreamingSettings) -> di
         "lastPromotedAt": None,
         "storeHealth": health,
     }
+    before = set(quarantined_files(ws))
     try:
-        store = read_store(ws, now=now)
-    except MemcoreError as exc:
+        conn = recall_index.fresh(ws, now)
+        try:
+            start = datetime.combine(now.astimezone(settings.tz).date(), time(), settings.tz)
+            totals = recall_index.counts(conn, day_start=start)
+        finally:
+            conn.close()
+    except (MemcoreError, sqlite3.Error, OSError) as exc:
         health["error"] = str(exc)
         return out
-    if store.quarantined:
+    if set(quarantined_files(ws)) != before:
         health["quarantined"] = [str(p) for p in quarantined_files(ws)]
-    health["entries"] = len(store.entries)
-    health["invalid"] = store.invalid
-    health["updatedAt"] = store.updated_at if ws.store_path.is_file() else None
-    today = now.astimezone(settings.tz).date()
-    last: datetime | None = None
-    for e in store.entries.values():
-        if not is_eligible(e, include_promoted=True):
-            continue
-        promoted = parse_iso(e.get("promotedAt"))
-        if promoted is None:
-            out["shortTermCount"] += 1
-            continue
-        out["promotedTotal"] += 1
-        if promoted.astimezone(settings.tz).date() == today:
-            out["promotedToday"] += 1
-        if last is None or promoted > last:
-            last = promoted
-    out["lastPromotedAt"] = last.isoformat().replace("+00:00", "Z") if last else None
+    health["entries"] = totals["entries"]
+    health["invalid"] = totals["invalid"]
+    health["updatedAt"] = _updated_at(ws)
+    out["shortTermCount"] = totals["shortTerm"]
+    out["promotedTotal"] = totals["promoted"]
+    out["promotedToday"] = totals["promotedSince"]
+    out["lastPromotedAt"] = totals["lastPromotedAt"]
     return out
+
+
+def _updated_at(ws: Workspace) -> str | None:
+    """``updatedAt`` of the store, read from the head of the file (it is the second key)."""
+    try:
+        with open(ws.store_path, "rb") as fh:
+            head = fh.read(256).decode("utf-8", "replace")
+    except OSError:
+        return None
+    m = re.search(r'"updatedAt"\s*:\s*"([^"]+)"', head)
+    return m.group(1) if m else None
 
 
 def last_record_error(ws: Workspace) -> dict[str, Any] | None:

@@ -104,9 +104,11 @@ class Workspace:
             timeout = lock_timeout_default()
 
         self.ensure_dreams_dir()
-        lock = FileLock(str(self.lock_path), timeout=timeout, is_singleton=True)
+        # The timeout goes to acquire(), not the constructor: a singleton FileLock refuses a
+        # second construction with a different timeout (ValueError) while the first is alive.
+        lock = FileLock(str(self.lock_path), is_singleton=True)
         try:
-            lock.acquire()
+            lock.acquire(timeout=timeout)
         except Timeout:
             raise LockBusy(
                 f"another memcore run holds the lock {self.lock_path} "

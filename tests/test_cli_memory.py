@@ -27,8 +27,13 @@ def run(ws: Workspace | Path, *args: str, input: str | None = None):
 def seed(ws: Workspace, recalls: int = 4) -> None:
     write_note(ws, "2026-11-20.md", "# Notes\n\n- The staging database is db-stg-02 in eu-west.\n")
     now = datetime.now(UTC)
-    res = {"path": "memory/2026-11-20.md", "startLine": 3, "endLine": 3, "score": 0.95,
-           "snippet": "- The staging database is db-stg-02 in eu-west."}
+    res = {
+        "path": "memory/2026-11-20.md",
+        "startLine": 3,
+        "endLine": 3,
+        "score": 0.95,
+        "snippet": "- The staging database is db-stg-02 in eu-west.",
+    }
     for i in range(recalls):
         recall.record_recalls(ws, f"staging db {i}", [res], now=now - timedelta(minutes=i + 1))
 
@@ -84,9 +89,23 @@ def test_promote_json_shape(ws: Workspace) -> None:
     assert set(doc) >= {"workspaceDir", "storePath", "lockPath", "candidates", "apply"}
     assert doc["apply"] is None
     c = doc["candidates"][0]
-    for field in ("key", "path", "startLine", "endLine", "source", "snippet", "recallCount",
-                  "avgScore", "maxScore", "uniqueQueries", "firstRecalledAt", "lastRecalledAt",
-                  "ageDays", "score", "components"):
+    for field in (
+        "key",
+        "path",
+        "startLine",
+        "endLine",
+        "source",
+        "snippet",
+        "recallCount",
+        "avgScore",
+        "maxScore",
+        "uniqueQueries",
+        "firstRecalledAt",
+        "lastRecalledAt",
+        "ageDays",
+        "score",
+        "components",
+    ):
         assert field in c
     assert set(c["components"]) == {"frequency", "relevance", "diversity", "recency"}
     doc = json.loads(run(ws, "memory", "promote", "--apply", "--json").stdout)
@@ -102,7 +121,12 @@ def test_no_candidates_explains_exclusions(ws: Workspace) -> None:
 
 @pytest.mark.parametrize(
     "args",
-    [["--min-score", "1.5"], ["--min-score", "abc"], ["--limit", "-2"], ["--min-recall-count", "x"]],
+    [
+        ["--min-score", "1.5"],
+        ["--min-score", "abc"],
+        ["--limit", "-2"],
+        ["--min-recall-count", "x"],
+    ],
 )
 def test_bad_flags_are_usage_errors(ws: Workspace, args: list[str]) -> None:
     r = run(ws, "memory", "promote", *args)
@@ -130,7 +154,10 @@ def test_status_reports_store_and_unreachable_gates(ws: Workspace) -> None:
     ws.config_path.write_text('[dreaming]\nmode = "rem"\n')
     r = run(ws, "memory", "status")
     assert "Recall store: 1 entries · 0 promoted" in r.stdout
-    assert "Mode rem's gates cannot be met" in r.stdout and "needs a mean relevance of 1.072" in r.stdout
+    assert (
+        "Mode rem's gates cannot be met" in r.stdout
+        and "needs a mean relevance of 1.072" in r.stdout
+    )
     doc = json.loads(run(ws, "memory", "status", "--json").stdout)
     assert doc["shortTermCount"] == 1 and doc["lock"] == "free"
 
@@ -150,10 +177,15 @@ def test_lock_held_elsewhere_exits_75(ws: Workspace) -> None:
     seed(ws)
     ws.ensure_dreams_dir()
     holder = subprocess.Popen(
-        [sys.executable, "-c",
-         "import sys,time; from filelock import FileLock; l=FileLock(sys.argv[1]); l.acquire(); "
-         "print('held', flush=True); time.sleep(30)", str(ws.lock_path)],
-        stdout=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-c",
+            "import sys,time; from filelock import FileLock; l=FileLock(sys.argv[1]); l.acquire(); "
+            "print('held', flush=True); time.sleep(30)",
+            str(ws.lock_path),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert holder.stdout.readline().strip() == "held"
@@ -166,7 +198,9 @@ def test_lock_held_elsewhere_exits_75(ws: Workspace) -> None:
         assert time.monotonic() - start < 20
         proc = subprocess.run(
             [sys.executable, "-m", "memcore", "-w", str(ws.root), "memory", "promote", "--apply"],
-            capture_output=True, text=True, timeout=40,
+            capture_output=True,
+            text=True,
+            timeout=40,
             env={**os.environ, "MEMCORE_LOCK_TIMEOUT": "0.5"},
         )
         assert proc.returncode == 75 and "holds the lock" in proc.stderr

@@ -28,7 +28,9 @@ def test_off_shows_disabled_without_timezone(ws: Workspace) -> None:
 
 
 def test_set_mode_keeps_comments_and_siblings(ws: Workspace) -> None:
-    ws.config_path.write_text('# my settings\n[dreaming]\nmode = "off"  # keep me\nmin_score = 0.9\n')
+    ws.config_path.write_text(
+        '# my settings\n[dreaming]\nmode = "off"  # keep me\nmin_score = 0.9\n'
+    )
     out = handle_dreaming(ws, "/dreaming REM now please")
     assert out.startswith("Dreaming mode set to rem.\n\nDreaming status:\n- mode: rem\n")
     assert "minScore=0.9," in out  # overrides visible
@@ -41,7 +43,9 @@ def test_set_mode_keeps_comments_and_siblings(ws: Workspace) -> None:
 def test_help_and_unknown_words_show_usage_without_writing(ws: Workspace) -> None:
     for text in ("", "/dreaming", "help", "/dreaming modes", "/dreaming sideways"):
         out = handle_dreaming(ws, text)
-        assert out.startswith("Usage: /dreaming off|core|rem|deep\nUse /dreaming status for current settings.\n\n")
+        assert out.startswith(
+            "Usage: /dreaming off|core|rem|deep\nUse /dreaming status for current settings.\n\n"
+        )
         assert out.endswith(GUIDE)
     assert not ws.config_path.exists()
 

@@ -16,14 +16,25 @@ def settings(ws: Workspace, body: str):
 
 def test_defaults_without_file(ws: Workspace) -> None:
     s = dreaming_settings(load_config(ws))
-    assert (s.mode, s.enabled, s.cron, s.min_score, s.min_recall_count, s.min_unique_queries,
-            s.limit, s.max_entries) == ("off", False, None, 0.75, 3, 2, 10, 5000)
+    assert (
+        s.mode,
+        s.enabled,
+        s.cron,
+        s.min_score,
+        s.min_recall_count,
+        s.min_unique_queries,
+        s.limit,
+        s.max_entries,
+    ) == ("off", False, None, 0.75, 3, 2, 10, 5000)
 
 
 @pytest.mark.parametrize(
     ("mode", "cron", "score", "rc", "uq"),
-    [("core", "0 3 * * *", 0.75, 3, 2), ("rem", "0 */6 * * *", 0.85, 4, 3),
-     ("deep", "0 */12 * * *", 0.80, 3, 3)],
+    [
+        ("core", "0 3 * * *", 0.75, 3, 2),
+        ("rem", "0 */6 * * *", 0.85, 4, 3),
+        ("deep", "0 */12 * * *", 0.80, 3, 3),
+    ],
 )
 def test_presets(ws: Workspace, mode: str, cron: str, score: float, rc: int, uq: int) -> None:
     s = settings(ws, f'[dreaming]\nmode = "{mode}"\n')
@@ -31,10 +42,18 @@ def test_presets(ws: Workspace, mode: str, cron: str, score: float, rc: int, uq:
 
 
 def test_overrides_and_frequency_alias(ws: Workspace) -> None:
-    s = settings(ws, '[dreaming]\nmode = "Core"\nfrequency = "15 4 * * *"\nmin_score = 0.5\n'
-                     'timezone = "Europe/Berlin"\nlimit = 0\n')
+    s = settings(
+        ws,
+        '[dreaming]\nmode = "Core"\nfrequency = "15 4 * * *"\nmin_score = 0.5\n'
+        'timezone = "Europe/Berlin"\nlimit = 0\n',
+    )
     assert (s.mode, s.cron, s.min_score, s.timezone, s.limit) == (
-        "core", "15 4 * * *", 0.5, "Europe/Berlin", 0)
+        "core",
+        "15 4 * * *",
+        0.5,
+        "Europe/Berlin",
+        0,
+    )
 
 
 @pytest.mark.parametrize(

@@ -24,12 +24,24 @@ The flaky test was a timezone bug in the invoice renderer.
 """
 
 
-def seed(ws: Workspace, start: int = 4, end: int = 4,
-         snippet: str = "- Deploys go through the blue/green pipeline on Fridays.",
-         recalls: int = 4, score: float = 0.95) -> str:
-    write_note(ws, "2026-04-01.md", NOTE) if not (ws.memory_dir / "2026-04-01.md").exists() else None
-    res = {"path": "memory/2026-04-01.md", "startLine": start, "endLine": end, "score": score,
-           "snippet": snippet}
+def seed(
+    ws: Workspace,
+    start: int = 4,
+    end: int = 4,
+    snippet: str = "- Deploys go through the blue/green pipeline on Fridays.",
+    recalls: int = 4,
+    score: float = 0.95,
+) -> str:
+    write_note(ws, "2026-04-01.md", NOTE) if not (
+        ws.memory_dir / "2026-04-01.md"
+    ).exists() else None
+    res = {
+        "path": "memory/2026-04-01.md",
+        "startLine": start,
+        "endLine": end,
+        "score": score,
+        "snippet": snippet,
+    }
     out = None
     for i in range(recalls):
         out = recall.record_recalls(ws, f"query {i}", [res], now=NOW - timedelta(hours=i + 1))
@@ -57,7 +69,12 @@ def test_apply_fresh_file_format_and_marks(ws: Workspace) -> None:
     assert res.apply["appended"] == 1
     text = ws.memory_md.read_text()
     lines = text.split("\n")
-    assert lines[:4] == ["# Long-Term Memory", "", "", "## Promoted From Short-Term Memory (2026-04-01)"]
+    assert lines[:4] == [
+        "# Long-Term Memory",
+        "",
+        "",
+        "## Promoted From Short-Term Memory (2026-04-01)",
+    ]
     assert lines[5].startswith('<!-- memcore:entry id="') and f'key="{key}"' in lines[5]
     assert lines[6].startswith("- Deploys go through the blue/green pipeline on Fridays. [score=")
     assert lines[6].endswith("recalls=4 avg=0.950 source=memory/2026-04-01.md:4-4]")
@@ -93,7 +110,9 @@ def test_crash_between_writes_reconciles_instead_of_duplicating(ws: Workspace) -
 
 def test_openclaw_marker_counts_as_promoted(ws: Workspace) -> None:
     key = seed(ws)
-    ws.memory_md.write_text(f"# Long-Term Memory\n\n<!-- openclaw-memory-promotion:{key} -->\n- x\n")
+    ws.memory_md.write_text(
+        f"# Long-Term Memory\n\n<!-- openclaw-memory-promotion:{key} -->\n- x\n"
+    )
     res = promote.apply(ws, now=NOW)
     assert res.apply["reconciledExisting"] == 1 and res.apply["appended"] == 0
 
@@ -130,7 +149,9 @@ def test_own_output_is_never_promoted(ws: Workspace) -> None:
     write_note(ws, "2026-04-01.md", "- x [score=0.9 recalls=4 avg=0.9 source=memory/a.md:1-1]\n")
     seed(ws, start=1, end=1, snippet="- x [score=0.9 recalls=4 avg=0.9 source=memory/a.md:1-1]")
     res = promote.apply(ws, now=NOW)
-    assert res.apply["appended"] == 0 and "own promotion output" in res.apply["skipped"][0]["reason"]
+    assert (
+        res.apply["appended"] == 0 and "own promotion output" in res.apply["skipped"][0]["reason"]
+    )
 
 
 def test_gates_rechecked_on_live_store(ws: Workspace) -> None:

@@ -16,10 +16,21 @@ from memcore.workspace import Workspace
 NOW = datetime(2026, 4, 5, 10, 0, tzinfo=UTC)
 
 
-def hit(path: str = "memory/2026-04-02.md", start: int = 3, end: int = 5, score: float = 0.9,
-        snippet: str = "Configured VLAN 10 on the edge router") -> dict:
-    return {"path": path, "startLine": start, "endLine": end, "score": score,
-            "snippet": snippet, "source": "memory"}
+def hit(
+    path: str = "memory/2026-04-02.md",
+    start: int = 3,
+    end: int = 5,
+    score: float = 0.9,
+    snippet: str = "Configured VLAN 10 on the edge router",
+) -> dict:
+    return {
+        "path": path,
+        "startLine": start,
+        "endLine": end,
+        "score": score,
+        "snippet": snippet,
+        "source": "memory",
+    }
 
 
 def test_query_hash_is_sha1_prefix_of_trimmed_lowercase() -> None:
@@ -133,22 +144,40 @@ def test_bad_results_raise_input_error_and_write_nothing(ws: Workspace, bad: lis
 
 def test_read_normalises_openclaw_store(ws: Workspace) -> None:
     ws.ensure_dreams_dir()
-    ws.store_path.write_text(json.dumps({
-        "version": 1,
-        "entries": {
-            "memory:memory/2026-04-02.md:1:2": {
-                "path": ".\\memory\\2026-04-02.md".replace("\\", "/"), "startLine": 1,
-                "endLine": 2, "source": "memory", "snippet": "  a \n b ", "recallCount": 2.7,
-                "totalScore": -3, "maxScore": 7, "queryHashes": ["abc", "", "abc", 5, "def"],
-            },
-            "bad-source": {"path": "memory/2026-04-02.md", "startLine": 1, "endLine": 1,
-                           "source": "sessions"},
-            "bad-lines": {"path": "memory/2026-04-02.md", "startLine": "1", "endLine": 1,
-                          "source": "memory"},
-            "no-path": {"startLine": 1, "endLine": 1, "source": "memory"},
-            "junk": 42,
-        },
-    }))
+    ws.store_path.write_text(
+        json.dumps(
+            {
+                "version": 1,
+                "entries": {
+                    "memory:memory/2026-04-02.md:1:2": {
+                        "path": ".\\memory\\2026-04-02.md".replace("\\", "/"),
+                        "startLine": 1,
+                        "endLine": 2,
+                        "source": "memory",
+                        "snippet": "  a \n b ",
+                        "recallCount": 2.7,
+                        "totalScore": -3,
+                        "maxScore": 7,
+                        "queryHashes": ["abc", "", "abc", 5, "def"],
+                    },
+                    "bad-source": {
+                        "path": "memory/2026-04-02.md",
+                        "startLine": 1,
+                        "endLine": 1,
+                        "source": "sessions",
+                    },
+                    "bad-lines": {
+                        "path": "memory/2026-04-02.md",
+                        "startLine": "1",
+                        "endLine": 1,
+                        "source": "memory",
+                    },
+                    "no-path": {"startLine": 1, "endLine": 1, "source": "memory"},
+                    "junk": 42,
+                },
+            }
+        )
+    )
     store = recall.read_store(ws, now=NOW)
     assert store.invalid == 4
     (e,) = store.entries.values()
@@ -162,8 +191,10 @@ def test_read_normalises_openclaw_store(ws: Workspace) -> None:
     assert store.updated_at == "2026-04-05T10:00:00.000Z"
 
 
-@pytest.mark.parametrize("content", [b'{"version": 1, "entries": {', b"not json at all",
-                                     b'["a list"]', b'{"entries": []}'])
+@pytest.mark.parametrize(
+    "content",
+    [b'{"version": 1, "entries": {', b"not json at all", b'["a list"]', b'{"entries": []}'],
+)
 def test_corrupt_store_is_quarantined_and_recording_goes_on(ws: Workspace, content: bytes) -> None:
     ws.ensure_dreams_dir()
     ws.store_path.write_bytes(content)
@@ -185,20 +216,24 @@ def test_empty_store_file_reads_as_empty(ws: Workspace) -> None:
 def test_cap_drops_promoted_then_weakest_never_protected(ws: Workspace) -> None:
     entries = {}
     for i in range(6):
-        entries[f"k{i}"] = {"recallCount": i + 1, "lastRecalledAt": f"2026-04-0{i + 1}T00:00:00.000Z"}
+        entries[f"k{i}"] = {
+            "recallCount": i + 1,
+            "lastRecalledAt": f"2026-04-0{i + 1}T00:00:00.000Z",
+        }
     entries["k0"]["promotedAt"] = "2026-04-02T00:00:00.000Z"
     entries["k5"]["promotedAt"] = "2026-04-01T00:00:00.000Z"
     protect = lambda e: e["recallCount"] == 2  # noqa: E731  (k1 passes the gates)
     dropped = recall.enforce_cap(entries, 3, protect)
-    assert dropped == 3
+    assert dropped == ["k5", "k0", "k2"]
     # promoted first (oldest promotion first: k5, then k0), then fewest recalls (k2; k1 protected)
     assert sorted(entries) == ["k1", "k3", "k4"]
 
 
 def test_record_enforces_cap(ws: Workspace) -> None:
     for i in range(5):
-        recall.record_recalls(ws, "q", [hit(start=i + 1, end=i + 1)], now=NOW + timedelta(minutes=i),
-                              max_entries=3)
+        recall.record_recalls(
+            ws, "q", [hit(start=i + 1, end=i + 1)], now=NOW + timedelta(minutes=i), max_entries=3
+        )
     keys = set(recall.read_store(ws, now=NOW).entries)
     assert len(keys) == 3
     assert "memory:memory/2026-04-02.md:5:5" in keys  # the newest hit is never dropped

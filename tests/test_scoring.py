@@ -16,8 +16,15 @@ from memcore.timeutil import iso_ms
 NOW = datetime(2026, 4, 10, tzinfo=UTC)
 
 
-def entry(recalls: int, avg: float, queries: int, age_days: float = 0.0,
-          path: str = "memory/2026-04-01.md", key: str | None = None, **extra) -> dict:
+def entry(
+    recalls: int,
+    avg: float,
+    queries: int,
+    age_days: float = 0.0,
+    path: str = "memory/2026-04-01.md",
+    key: str | None = None,
+    **extra,
+) -> dict:
     last = NOW - timedelta(days=age_days)
     return {
         "key": key or f"memory:{path}:1:1",
@@ -48,7 +55,9 @@ def entry(recalls: int, avg: float, queries: int, age_days: float = 0.0,
     ],
 )
 def test_worked_examples(recalls: int, avg: float, queries: int, age: float, score: float) -> None:
-    c = scoring.score_entry(entry(recalls, avg, queries, age), NOW, scoring.Thresholds().sanitized())
+    c = scoring.score_entry(
+        entry(recalls, avg, queries, age), NOW, scoring.Thresholds().sanitized()
+    )
     assert c.score == pytest.approx(score, abs=0.0015)
 
 
@@ -86,10 +95,19 @@ def test_zero_recalls_never_qualify_even_with_zero_gates() -> None:
 
 
 def test_sanitisation_falls_back_to_defaults() -> None:
-    th = scoring.Thresholds(min_score=1.5, min_recall_count=-1, min_unique_queries=float("nan"),
-                            half_life_days=0, weights={"frequency": -1}).sanitized()
+    th = scoring.Thresholds(
+        min_score=1.5,
+        min_recall_count=-1,
+        min_unique_queries=float("nan"),
+        half_life_days=0,
+        weights={"frequency": -1},
+    ).sanitized()
     assert (th.min_score, th.min_recall_count, th.min_unique_queries, th.half_life_days) == (
-        0.75, 3, 2, 14)
+        0.75,
+        3,
+        2,
+        14,
+    )
     assert th.weights["frequency"] == 0.0
     assert sum(th.weights.values()) == pytest.approx(1.0)
 
@@ -98,15 +116,20 @@ def test_weights_renormalise() -> None:
     w = scoring.normalize_weights({"frequency": 1, "relevance": 1, "diversity": 0, "recency": 0})
     assert w == {"frequency": 0.5, "relevance": 0.5, "diversity": 0.0, "recency": 0.0}
     assert scoring.normalize_weights({k: 0 for k in w}) == pytest.approx(
-        scoring.normalize_weights(None))
+        scoring.normalize_weights(None)
+    )
 
 
 def test_feasibility_flags_rem_and_deep() -> None:
     rem = scoring.feasibility(scoring.Thresholds(0.85, 4, 3))
-    assert rem["feasible"] is False and rem["minRelevanceAtMinimumCounts"] == pytest.approx(1.072, abs=1e-3)
+    assert rem["feasible"] is False and rem["minRelevanceAtMinimumCounts"] == pytest.approx(
+        1.072, abs=1e-3
+    )
     assert rem["reachableAt"]["minRelevance"] <= 0.95
     deep = scoring.feasibility(scoring.Thresholds(0.80, 3, 3))
-    assert deep["feasible"] is False and deep["minRelevanceAtMinimumCounts"] == pytest.approx(1.022, abs=1e-3)
+    assert deep["feasible"] is False and deep["minRelevanceAtMinimumCounts"] == pytest.approx(
+        1.022, abs=1e-3
+    )
     assert scoring.feasibility(scoring.Thresholds())["feasible"] is True
 
 
@@ -124,7 +147,9 @@ def test_components_in_unit_interval(r: int, avg: float, q: int, age: float) -> 
 
 
 @given(counts, counts, unit, unit, queries, ages, ages)
-def test_score_monotone(r1: int, r2: int, a1: float, a2: float, q: int, g1: float, g2: float) -> None:
+def test_score_monotone(
+    r1: int, r2: int, a1: float, a2: float, q: int, g1: float, g2: float
+) -> None:
     th = scoring.Thresholds().sanitized()
     lo_r, hi_r = sorted((r1, r2))
     lo_a, hi_a = sorted((a1, a2))
@@ -132,11 +157,15 @@ def test_score_monotone(r1: int, r2: int, a1: float, a2: float, q: int, g1: floa
     base = scoring.score_entry(entry(max(lo_r, 1), lo_a, q, old), NOW, th).raw_score
     assert scoring.score_entry(entry(max(hi_r, 1), lo_a, q, old), NOW, th).raw_score >= base - 1e-12
     assert scoring.score_entry(entry(max(lo_r, 1), hi_a, q, old), NOW, th).raw_score >= base - 1e-12
-    assert scoring.score_entry(entry(max(lo_r, 1), lo_a, q, young), NOW, th).raw_score >= base - 1e-12
+    assert (
+        scoring.score_entry(entry(max(lo_r, 1), lo_a, q, young), NOW, th).raw_score >= base - 1e-12
+    )
 
 
 @given(counts, unit, queries, ages, unit, st.integers(0, 10), st.integers(0, 5))
-def test_gates_monotone(r: int, avg: float, q: int, age: float, ms: float, rc: int, uq: int) -> None:
+def test_gates_monotone(
+    r: int, avg: float, q: int, age: float, ms: float, rc: int, uq: int
+) -> None:
     """Loosening any threshold never removes a candidate; tightening never adds one."""
     e = entry(r, avg, q, age)
     strict = scoring.Thresholds(ms, rc, uq)

@@ -1,0 +1,333 @@
+"""A queryable mirror of the recall store in ``memcore.sqlite``.
+
+The JSON file stays the source of truth (and OpenClaw-compatible). Parsing a 100,000-entry
+store costs most of a second, so ranking and status read this mirror instead. The mirror
+records the size, mtime and inode of the JSON file it reflects; when they differ from the file
+on disk (another tool wrote it, or a crash fell between the two writes) it is rebuilt from the
+file before use. Writers that hold the workspace lock update it in place.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sqlite3
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from typing import Any
+
+from memcore import db
+from memcore.scoring import frequency, relevance
+from memcore.timeutil import iso_ms, parse_iso
+from memcore.workspace import Workspace, is_daily_note_path
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS recall_index (
+    key TEXT PRIMARY KEY,
+    path TEXT NOT NULL,
+    start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    snippet TEXT NOT NULL,
+    recall_count INTEGER NOT NULL,
+    total_score REAL NOT NULL,
+    max_score REAL NOT NULL,
+    n_queries INTEGER NOT NULL,
+    first_recalled TEXT NOT NULL,
+    last_recalled TEXT NOT NULL,
+    last_epoch REAL,
+    promoted_at TEXT,
+    eligible INTEGER NOT NULL,
+    freq REAL NOT NULL,
+    rel REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS recall_index_rank ON recall_index
+    (eligible, promoted_at, recall_count, n_queries, freq, rel, last_epoch, path);
+CREATE TABLE IF NOT EXISTS recall_index_meta (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    size INTEGER, mtime_ns INTEGER, ino INTEGER, invalid INTEGER NOT NULL DEFAULT 0
+);
+"""
+
+Stat = tuple[int, int, int] | None
+
+
+def file_stat(ws: Workspace) -> Stat:
+    try:
+        st = os.stat(ws.store_path)
+    except FileNotFoundError:
+        return None
+    return (st.st_size, st.st_mtime_ns, st.st_ino)
+
+
+def connect(ws: Workspace) -> sqlite3.Connection:
+    conn = db.connect(ws.db_path)
+    cols = {r[1] for r in conn.execute("PRAGMA table_info(recall_index)")}
+    if cols and "freq" not in cols:  # an older layout: the mirror is rebuildable
+        conn.executescript("DROP TABLE recall_index; DROP TABLE IF EXISTS recall_index_meta;")
+    conn.executescript(_SCHEMA)
+    return conn
+
+
+def _meta(conn: sqlite3.Connection) -> Stat:
+    row = conn.execute("SELECT size, mtime_ns, ino FROM recall_index_meta WHERE id = 1").fetchone()
+    if row is None or row[0] is None:
+        return None
+    return (row[0], row[1], row[2])
+
+
+def _epoch(iso: str) -> float | None:
+    dt = parse_iso(iso)
+    return dt.timestamp() if dt is not None else None
+
+
+def _row(key: str, e: Mapping[str, Any]) -> tuple[Any, ...]:
+    count = e["recallCount"]
+    promoted = parse_iso(e.get("promotedAt"))
+    return (
+        key,
+        e["path"],
+        e["startLine"],
+        e["endLine"],
+        e.get("snippet") or "",
+        count,
+        e["totalScore"],
+        e["maxScore"],
+        len(e.get("queryHashes") or ()),
+        e["firstRecalledAt"],
+        e["lastRecalledAt"],
+        _epoch(e["lastRecalledAt"]),
+        iso_ms(promoted) if promoted is not None else None,
+        1 if e.get("source") == "memory" and is_daily_note_path(e["path"]) else 0,
+        frequency(count),
+        relevance(e["totalScore"], count),
+    )
+
+
+_UPSERT = "INSERT OR REPLACE INTO recall_index VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+
+
+def _set_meta(conn: sqlite3.Connection, stat: Stat, invalid: int | None = None) -> None:
+    size, mtime, ino = stat if stat else (None, None, None)
+    if invalid is None:
+        row = conn.execute("SELECT invalid FROM recall_index_meta WHERE id = 1").fetchone()
+        invalid = row[0] if row else 0
+    conn.execute(
+        "INSERT OR REPLACE INTO recall_index_meta (id, size, mtime_ns, ino, invalid) "
+        "VALUES (1, ?, ?, ?, ?)",
+        (size, mtime, ino, invalid),
+    )
+
+
+def replace_all(
+    conn: sqlite3.Connection,
+    entries: Mapping[str, Mapping[str, Any]],
+    stat: Stat,
+    invalid: int = 0,
+) -> None:
+    """Make the mirror hold exactly ``entries`` (normalised) for the file with ``stat``;
+    ``invalid`` is how many entries of the file normalisation dropped."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute("DELETE FROM recall_index")
+        conn.executemany(_UPSERT, (_row(k, e) for k, e in entries.items()))
+        _set_meta(conn, stat, invalid)
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def update_after_write(
+    ws: Workspace,
+    entries: Mapping[str, Any],
+    *,
+    before: Stat,
+    now_iso: str,
+    changed: Iterable[str] | None = None,
+    removed: Iterable[str] = (),
+) -> None:
+    """After a locked write of the store: upsert ``changed`` keys (all when None) and delete
+    ``removed``. If the mirror did not reflect the file as it was ``before`` the write, rebuild
+    it from ``entries``. Entries are normalised here (junk is left out)."""
+    from memcore.recall import normalize_entry
+
+    after = file_stat(ws)
+    conn = connect(ws)
+    try:
+        if changed is None or _meta(conn) != before:
+            norm = {}
+            for k, e in entries.items():
+                n = normalize_entry(k, e, now_iso)
+                if n is not None:
+                    norm[k] = n
+            replace_all(conn, norm, after, len(entries) - len(norm))
+            return
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.executemany("DELETE FROM recall_index WHERE key = ?", ((k,) for k in removed))
+            rows = []
+            for k in changed:
+                n = normalize_entry(k, entries.get(k), now_iso)
+                if n is not None:
+                    rows.append(_row(k, n))
+            conn.executemany(_UPSERT, rows)
+            _set_meta(conn, after)
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+    finally:
+        conn.close()
+
+
+def fresh(ws: Workspace, now: datetime) -> sqlite3.Connection:
+    """A connection whose mirror reflects the store file on disk (rebuilt if it does not)."""
+    from memcore.recall import read_store
+
+    conn = connect(ws)
+    stat = file_stat(ws)
+    if _meta(conn) == stat and stat is not None:
+        return conn
+    for _ in range(3):
+        before = file_stat(ws)
+        store = read_store(ws, now=now)
+        after = file_stat(ws)
+        if before == after:
+            replace_all(conn, store.entries, after, store.invalid)
+            return conn
+    replace_all(conn, store.entries, None)  # keeps rebuilding until the file holds still
+    return conn
+
+
+def row_entry(row: sqlite3.Row) -> dict[str, Any]:
+    """A mirror row as the entry mapping scoring expects."""
+    return {
+        "key": row["key"],
+        "path": row["path"],
+        "startLine": row["start_line"],
+        "endLine": row["end_line"],
+        "source": "memory",
+        "snippet": row["snippet"],
+        "recallCount": row["recall_count"],
+        "totalScore": row["total_score"],
+        "maxScore": row["max_score"],
+        "uniqueQueries": row["n_queries"],
+        "firstRecalledAt": row["first_recalled"],
+        "lastRecalledAt": row["last_recalled"],
+        "promotedAt": row["promoted_at"],
+    }
+
+
+def gate_rows(
+    conn: sqlite3.Connection, min_recall_count: int, min_unique_queries: int, include_promoted: bool
+) -> list[dict[str, Any]]:
+    """Eligible entries passing the count gates (the score gate is the caller's)."""
+    sql = (
+        "SELECT * FROM recall_index WHERE eligible = 1 AND recall_count > 0 "
+        "AND recall_count >= ? AND n_queries >= ?"
+    )
+    if not include_promoted:
+        sql += " AND promoted_at IS NULL"
+    rows = conn.execute(sql, (min_recall_count, min_unique_queries)).fetchall()
+    return [row_entry(r) for r in rows]
+
+
+def counts(conn: sqlite3.Connection, day_start: datetime | None = None) -> dict[str, Any]:
+    """Totals for status: entries, short-term (unpromoted eligible), promoted, promoted since
+    ``day_start``, the last promotion, and the invalid entries of the last full read."""
+    since = iso_ms(day_start) if day_start is not None else "9999"
+    row = conn.execute(
+        """SELECT COUNT(*),
+                  SUM(CASE WHEN eligible = 1 AND promoted_at IS NULL THEN 1 ELSE 0 END),
+                  SUM(CASE WHEN eligible = 1 AND promoted_at IS NOT NULL THEN 1 ELSE 0 END),
+                  SUM(CASE WHEN eligible = 1 AND promoted_at >= ? THEN 1 ELSE 0 END),
+                  MAX(CASE WHEN eligible = 1 THEN promoted_at END)
+           FROM recall_index""",
+        (since,),
+    ).fetchone()
+    meta = conn.execute("SELECT invalid FROM recall_index_meta WHERE id = 1").fetchone()
+    return {
+        "entries": int(row[0] or 0),
+        "shortTerm": int(row[1] or 0),
+        "promoted": int(row[2] or 0),
+        "promotedSince": int(row[3] or 0),
+        "lastPromotedAt": row[4],
+        "invalid": int(meta[0]) if meta else 0,
+    }
+
+
+_SCORE_SQL = """(
+    :wf * freq + :wr * rel + :wd * min(1.0, n_queries / 5.0)
+    + :wc * (CASE WHEN last_epoch IS NULL OR :now - last_epoch <= 0 THEN 1.0
+             ELSE exp(:k * (:now - last_epoch)) END)
+)"""
+
+
+def _params(now: datetime, th: Any) -> dict[str, Any]:
+    w = th.weights
+    return {
+        "rc": th.min_recall_count,
+        "uq": th.min_unique_queries,
+        "wf": w["frequency"],
+        "wr": w["relevance"],
+        "wd": w["diversity"],
+        "wc": w["recency"],
+        "now": now.timestamp(),
+        "k": -math.log(2) / th.half_life_days / 86400.0,
+        "min": th.min_score - 1e-9,
+    }
+
+
+def exclusions(
+    conn: sqlite3.Connection, now: datetime, th: Any, include_promoted: bool
+) -> dict[str, int]:
+    """How many entries each gate excludes (first failing gate), in one pass over the index.
+    Raises sqlite3.OperationalError where SQLite lacks its math functions."""
+    promoted = "0" if include_promoted else "promoted_at IS NOT NULL"
+    gates_ok = "recall_count > 0 AND recall_count >= :rc AND n_queries >= :uq"
+    row = conn.execute(
+        f"""SELECT
+            SUM(CASE WHEN eligible = 0 THEN 1 ELSE 0 END),
+            SUM(CASE WHEN eligible = 1 AND {promoted} THEN 1 ELSE 0 END),
+            SUM(CASE WHEN eligible = 1 AND NOT ({promoted})
+                     AND (recall_count <= 0 OR recall_count < :rc) THEN 1 ELSE 0 END),
+            SUM(CASE WHEN eligible = 1 AND NOT ({promoted}) AND recall_count > 0
+                     AND recall_count >= :rc AND n_queries < :uq THEN 1 ELSE 0 END),
+            SUM(CASE WHEN eligible = 1 AND NOT ({promoted}) AND {gates_ok}
+                     AND {_SCORE_SQL} < :min THEN 1 ELSE 0 END),
+            COUNT(*)
+        FROM recall_index INDEXED BY recall_index_rank""",
+        _params(now, th),
+    ).fetchone()
+    names = ("notDailyNote", "promoted", "recallCount", "uniqueQueries", "score", "total")
+    return {n: int(v or 0) for n, v in zip(names, row, strict=True)}
+
+
+def top_rows(
+    conn: sqlite3.Connection,
+    now: datetime,
+    th: Any,
+    window: int | None,
+    include_promoted: bool,
+) -> list[dict[str, Any]]:
+    """Rows passing every gate by the SQL score, best first, at most ``window``. The caller
+    re-scores them in Python (the exact formula) before trusting them. Raises
+    sqlite3.OperationalError where SQLite lacks its math functions."""
+    where = "eligible = 1 AND recall_count > 0 AND recall_count >= :rc AND n_queries >= :uq"
+    if not include_promoted:
+        where += " AND promoted_at IS NULL"
+    sql = (
+        f"SELECT key, {_SCORE_SQL} AS s FROM recall_index INDEXED BY recall_index_rank "
+        f"WHERE {where} AND s >= :min ORDER BY s DESC, recall_count DESC, path ASC"
+    )
+    if window is not None:
+        sql += f" LIMIT {int(window)}"
+    keys = [r[0] for r in conn.execute(sql, _params(now, th))]
+    if not keys:
+        return []
+    marks = ",".join("?" * len(keys))
+    by_key = {
+        r["key"]: row_entry(r)
+        for r in conn.execute(f"SELECT * FROM recall_index WHERE key IN ({marks})", keys)
+    }
+    return [by_key[k] for k in keys if k in by_key]

@@ -1,0 +1,99 @@
+"""The SQLite mirror of the recall store always agrees with the JSON file."""
+
+from __future__ import annotations
+
+import json
+import random
+from datetime import UTC, datetime, timedelta
+
+from memcore import promote, recall, recall_index, scoring
+from memcore.workspace import Workspace
+
+NOW = datetime(2026, 4, 10, tzinfo=UTC)
+
+
+def mirror_rows(ws: Workspace) -> dict[str, dict]:
+    conn = recall_index.fresh(ws, NOW)
+    try:
+        rows = conn.execute("SELECT * FROM recall_index").fetchall()
+        return {r["key"]: recall_index.row_entry(r) for r in rows}
+    finally:
+        conn.close()
+
+
+def populate(ws: Workspace, n_searches: int = 60, seed: int = 7) -> None:
+    rng = random.Random(seed)
+    for i in range(n_searches):
+        hits = [
+            {
+                "path": f"memory/2026-04-0{rng.randint(1, 5)}.md",
+                "startLine": (s := rng.randint(1, 6)),
+                "endLine": s + rng.randint(0, 2),
+                "score": rng.random(),
+                "snippet": f"fact {s}",
+            }
+            for _ in range(rng.randint(1, 4))
+        ]
+        recall.record_recalls(
+            ws,
+            f"q{rng.randint(0, 9)}",
+            hits,
+            now=NOW - timedelta(hours=n_searches - i),
+            max_entries=25,
+        )
+
+
+def test_incremental_mirror_equals_full_rebuild(ws: Workspace) -> None:
+    populate(ws)
+    incremental = mirror_rows(ws)
+    ws.db_path.unlink()
+    rebuilt = mirror_rows(ws)
+    assert incremental == rebuilt
+    store = recall.read_store(ws, now=NOW)
+    assert set(rebuilt) == set(store.entries)
+    for k, e in store.entries.items():
+        assert rebuilt[k]["recallCount"] == e["recallCount"]
+        assert rebuilt[k]["uniqueQueries"] == len(e["queryHashes"])
+
+
+def test_preview_matches_ranking_the_file(ws: Workspace) -> None:
+    populate(ws, n_searches=120)
+    th = scoring.Thresholds(0.3, 2, 1)
+    from_file = scoring.rank(recall.read_store(ws, now=NOW).entries.values(), NOW, th)
+    res = promote.preview(
+        ws, now=NOW, min_score=0.3, min_recall_count=2, min_unique_queries=1, limit=1000
+    )
+    assert [c.key for c in res.candidates] == [c.key for c in from_file]
+    assert res.candidates, "the fixture should produce candidates"
+
+
+def test_file_written_by_another_tool_is_picked_up(ws: Workspace) -> None:
+    populate(ws)
+    mirror_rows(ws)
+    doc = json.loads(ws.store_path.read_text())
+    key = next(iter(doc["entries"]))
+    doc["entries"][key]["recallCount"] = 999
+    ws.store_path.write_text(json.dumps(doc, indent=2))  # like OpenClaw, outside our writers
+    assert mirror_rows(ws)[key]["recallCount"] == 999
+
+
+def test_corrupt_database_is_set_aside(ws: Workspace) -> None:
+    populate(ws)
+    ws.db_path.write_bytes(b"this is not sqlite" * 100)
+    for side in ("-wal", "-shm"):
+        p = ws.db_path.with_name(ws.db_path.name + side)
+        if p.exists():
+            p.unlink()
+    rows = mirror_rows(ws)
+    assert len(rows) == len(recall.read_store(ws, now=NOW).entries)
+    assert list(ws.dreams_dir.glob("memcore.sqlite.corrupt-*"))
+
+
+def test_invalid_count_survives_in_mirror(ws: Workspace) -> None:
+    populate(ws)
+    doc = json.loads(ws.store_path.read_text())
+    doc["entries"]["junk"] = {"source": "elsewhere"}
+    ws.store_path.write_text(json.dumps(doc))
+    conn = recall_index.fresh(ws, NOW)
+    assert recall_index.counts(conn)["invalid"] == 1
+    conn.close()
