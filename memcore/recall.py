@@ -368,6 +368,9 @@ def record_recalls(
         # Untouched entries pass through as they are: fast, and nothing rewritten that did not
         # change. Normalisation of the whole store is `memory status --fix`'s job.
         before = recall_index.file_stat(ws)
+        fast = _record_fast(ws, before, query, hits, now, max_entries, protect)
+        if fast is not None:
+            return fast
         store = read_store(ws, now=now, normalize=False)
         apply_hits(store.entries, query, hits, iso_ms(now))
         dropped: list[str] = []
@@ -382,6 +385,48 @@ def record_recalls(
             removed=dropped,
         )
     return RecordResult(len(hits), [h.key for h in hits], len(dropped), store.quarantined)
+
+
+def _record_fast(
+    ws: Workspace,
+    before: Stat,
+    query: str,
+    hits: list[Hit],
+    now: datetime,
+    max_entries: int | None,
+    protect: Callable[[dict[str, Any]], bool] | None,
+) -> RecordResult | None:
+    """The patching path of recall_patch, with the mirror brought along; None to fall back."""
+    from memcore import recall_patch
+
+    try:
+        conn = recall_index.connect(ws)
+    except (sqlite3.Error, OSError):
+        return None
+    try:
+        try:
+            done = recall_patch.try_record(ws, conn, before, query, hits, now, max_entries, protect)
+        except (sqlite3.Error, orjson.JSONDecodeError, ValueError):
+            return None
+        if done is None:
+            return None
+        entries, dropped = done
+        try:
+            recall_index.update_after_write(
+                ws,
+                entries,
+                before=before,
+                now_iso=iso_ms(now),
+                changed=list(entries),
+                removed=dropped,
+                complete=False,
+                conn=conn,
+            )
+        except (sqlite3.Error, OSError) as exc:
+            log.warning("could not update the recall index in %s: %s", ws.db_path, exc)
+    finally:
+        conn.close()
+    return RecordResult(len(hits), [h.key for h in hits], len(dropped), None)
 
 
 def enforce_cap(

@@ -68,6 +68,11 @@ def connect(ws: Workspace) -> sqlite3.Connection:
     return conn
 
 
+def current_meta(conn: sqlite3.Connection) -> Stat:
+    """The stat of the store file the mirror reflects (None: unknown, rebuild before use)."""
+    return _meta(conn)
+
+
 def _meta(conn: sqlite3.Connection) -> Stat:
     row = conn.execute("SELECT size, mtime_ns, ino FROM recall_index_meta WHERE id = 1").fetchone()
     if row is None or row[0] is None:
@@ -145,15 +150,22 @@ def update_after_write(
     now_iso: str,
     changed: Iterable[str] | None = None,
     removed: Iterable[str] = (),
+    complete: bool = True,
+    conn: sqlite3.Connection | None = None,
 ) -> None:
     """After a locked write of the store: upsert ``changed`` keys (all when None) and delete
     ``removed``. If the mirror did not reflect the file as it was ``before`` the write, rebuild
-    it from ``entries``. Entries are normalised here (junk is left out)."""
+    it from ``entries`` when they are ``complete``, else mark it stale so the next reader
+    rebuilds it. Entries are normalised here (junk is left out)."""
     from memcore.recall import normalize_entry
 
     after = file_stat(ws)
-    conn = connect(ws)
+    own = conn is None
+    conn = conn or connect(ws)
     try:
+        if changed is not None and not complete and _meta(conn) != before:
+            _set_meta(conn, None)
+            return
         if changed is None or _meta(conn) != before:
             norm = {}
             for k, e in entries.items():
@@ -177,7 +189,8 @@ def update_after_write(
             conn.execute("ROLLBACK")
             raise
     finally:
-        conn.close()
+        if own:
+            conn.close()
 
 
 def fresh(ws: Workspace, now: datetime) -> sqlite3.Connection:
@@ -331,3 +344,28 @@ def top_rows(
         for r in conn.execute(f"SELECT * FROM recall_index WHERE key IN ({marks})", keys)
     }
     return [by_key[k] for k in keys if k in by_key]
+
+
+def cap_victims(
+    conn: sqlite3.Connection,
+    count: int,
+    keep: set[str],
+    protect: Any,
+) -> list[str]:
+    """Keys the cap drops: promoted entries (oldest promotion first), then the fewest recalls
+    and the oldest last recall; never ``keep`` keys nor unpromoted entries ``protect`` accepts."""
+    victims: list[str] = []
+    cur = conn.execute(
+        "SELECT * FROM recall_index ORDER BY promoted_at IS NULL, promoted_at, recall_count, "
+        "last_recalled"
+    )
+    for row in cur:
+        if len(victims) >= count:
+            break
+        if row["key"] in keep:
+            continue
+        if row["promoted_at"] is None and protect is not None and protect(row_entry(row)):
+            continue
+        victims.append(row["key"])
+    cur.close()
+    return victims

@@ -97,3 +97,35 @@ def test_invalid_count_survives_in_mirror(ws: Workspace) -> None:
     conn = recall_index.fresh(ws, NOW)
     assert recall_index.counts(conn)["invalid"] == 1
     conn.close()
+
+
+def _run_searches(ws: Workspace, seed: int, cap: int) -> None:
+    rng = random.Random(seed)
+    for i in range(50):
+        hits = [
+            {
+                "path": f"memory/2026-04-0{rng.randint(1, 5)}.md",
+                "startLine": (s := rng.randint(1, 6)),
+                "endLine": s + rng.randint(0, 2),
+                "score": rng.random(),
+                "snippet": f"fact {s}",
+            }
+            for _ in range(rng.randint(1, 4))
+        ]
+        recall.record_recalls(
+            ws, f"q{rng.randint(0, 9)}", hits, now=NOW - timedelta(hours=50 - i), max_entries=cap
+        )
+
+
+def test_patching_path_writes_what_the_full_path_writes(tmp_path, monkeypatch) -> None:
+    """Recording patches the file in place when it can; the bytes must match a full rewrite."""
+    for seed, cap in ((1, 10), (2, 25), (3, 1000)):
+        fast = Workspace(tmp_path / f"fast{seed}")
+        slow = Workspace(tmp_path / f"slow{seed}")
+        _run_searches(fast, seed, cap)
+        with monkeypatch.context() as m:
+            m.setattr(recall, "_record_fast", lambda *a, **k: None)
+            _run_searches(slow, seed, cap)
+        assert fast.store_path.read_bytes() == slow.store_path.read_bytes()
+        assert not recall.quarantined_files(fast)
+        assert mirror_rows(fast) == mirror_rows(slow)
