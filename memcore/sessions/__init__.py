@@ -1,0 +1,144 @@
+"""Session dreaming: finished sessions into session, project and global short memories.
+
+Public entry points: ``dream`` (a run, manual or automatic with its gates), ``due`` (the
+automatic gates), ``status`` (candidates, budget, lease and the last run report).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from memcore.workspace import Workspace
+
+FAILURE_BACKOFF = timedelta(hours=1)
+
+__all__ = ["Gate", "dream", "due", "status"]
+
+
+@dataclass(frozen=True)
+class Gate:
+    due: bool
+    reason: str
+    candidates: int
+
+
+def _open(ws: Workspace):  # type: ignore[no-untyped-def]
+    from memcore.db import connect
+    from memcore.sessions.store import ensure_schema
+
+    ws.ensure_dreams_dir()
+    conn = connect(ws.db_path)
+    ensure_schema(conn)
+    return conn
+
+
+def due(ws: Workspace, now: datetime) -> Gate:
+    """Whether an automatic run should start now: enabled, enough candidates, the interval
+    since the last success, no failure within the last hour, budget left today."""
+    from memcore.config import load_config
+    from memcore.sessions import catalog
+    from memcore.sessions.budget import day_of
+    from memcore.sessions.settings import sessions_settings
+    from memcore.sessions.store import get_state
+    from memcore.timeutil import parse_iso
+
+    settings = sessions_settings(load_config(ws))
+    if not settings.enabled:
+        return Gate(False, "session dreaming is disabled ([sessions] enabled = false)", 0)
+    conn = _open(ws)
+    try:
+        sessions = catalog.scan(ws, conn, settings)
+        n = len(catalog.candidates(conn, sessions))
+        failure = parse_iso(get_state(conn, "last_failure_at"))
+        if failure is not None and now < failure + FAILURE_BACKOFF:
+            return Gate(
+                False,
+                f"backing off after a failed run until {failure + FAILURE_BACKOFF:%H:%M} UTC",
+                n,
+            )
+        if get_state(conn, "budget_blocked_day") == day_of(now):
+            return Gate(False, "today's token budget is used up; waiting for 00:00 UTC", n)
+        if n < settings.min_sessions:
+            return Gate(False, f"{n} candidate sessions, {settings.min_sessions} needed", n)
+        success = parse_iso(get_state(conn, "last_success_at"))
+        if success is not None and now < success + timedelta(days=settings.interval_days):
+            return Gate(
+                False,
+                f"last successful run {success:%Y-%m-%d}; interval {settings.interval_days} days",
+                n,
+            )
+        return Gate(True, f"{n} candidate sessions", n)
+    finally:
+        conn.close()
+
+
+def dream(
+    ws: Workspace,
+    *,
+    now: datetime,
+    automatic: bool = False,
+    llm: Any = None,
+    clock: Callable[[], datetime] | None = None,
+) -> dict[str, Any]:
+    """Run a session dream. A manual run ignores the interval and the count, never the lease
+    (LockBusy). An automatic run first checks ``due``; when not due it returns a report with
+    status ``skipped`` and the reason."""
+    from memcore.sessions.health import health_report
+    from memcore.sessions.run import execute
+
+    if automatic:
+        gate = due(ws, now)
+        if not gate.due:
+            return {"status": "skipped", "reason": gate.reason, "candidates": gate.candidates}
+    health = health_report(ws, compact=True)
+    return execute(
+        ws, now=now, trigger="auto" if automatic else "manual", llm=llm, clock=clock, health=health
+    )
+
+
+def status(ws: Workspace, now: datetime | None = None) -> dict[str, Any]:
+    """Candidates, unreadable sessions, budget, lease, gate and the last run report."""
+    from memcore.config import load_config
+    from memcore.sessions import catalog
+    from memcore.sessions.budget import budget_status
+    from memcore.sessions.lease import lease_holder
+    from memcore.sessions.settings import project_id, sessions_settings
+    from memcore.sessions.store import get_state, last_run
+    from memcore.timeutil import utcnow
+
+    now = now or utcnow()
+    settings = sessions_settings(load_config(ws))
+    conn = _open(ws)
+    try:
+        sessions = catalog.scan(ws, conn, settings)
+        cands = catalog.candidates(conn, sessions)
+        out = {
+            "enabled": settings.enabled,
+            "project": project_id(ws),
+            "sessions_dir": str(settings.sessions_dir(ws)),
+            "sessions": len(sessions),
+            "candidates": [s.id for s in cands],
+            "unreadable": [
+                {"session": s.id, "error": s.error} for s in sessions if s.status == "unreadable"
+            ],
+            "independent": [s.id for s in sessions if s.independent],
+            "budget": budget_status(conn, settings.daily_token_budget, now).as_dict(),
+            "lease": lease_holder(conn, now),
+            "last_success_at": get_state(conn, "last_success_at"),
+            "last_failure_at": get_state(conn, "last_failure_at"),
+            "last_run": last_run(conn),
+        }
+    finally:
+        conn.close()
+    if settings.enabled:
+        gate = due(ws, now)
+        out["next"] = {"due": gate.due, "reason": gate.reason}
+    else:
+        out["next"] = {
+            "due": False,
+            "reason": "session dreaming is disabled ([sessions] enabled = false)",
+        }
+    return out

@@ -1,0 +1,125 @@
+"""One model call with its budget bookkeeping: pack sources under the per-call caps, reserve,
+call, settle, renew the lease, validate the answer."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from memcore.llm import LLM, LLMError
+from memcore.sessions import budget as bud
+from memcore.sessions.lease import Lease
+from memcore.sessions.prompts import (
+    RequestSource,
+    build_messages,
+    max_output_tokens,
+    request_bytes,
+    validate_answer,
+)
+
+
+@dataclass
+class CallStats:
+    calls: int = 0
+    reserved: int = 0
+    charged: int = 0
+    prompt: int = 0
+    completion: int = 0
+    cached: int = 0
+    no_usage: int = 0
+
+    def as_dict(self) -> dict[str, int]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class Caller:
+    conn: sqlite3.Connection
+    llm: LLM
+    lease: Lease
+    clock: Callable[[], datetime]
+    daily_budget: int
+    run_id: str
+    stats: CallStats = field(default_factory=CallStats)
+
+    def pack(
+        self,
+        task: str,
+        limit: int,
+        current_ref: str | None,
+        current_text: str,
+        sources: list[RequestSource],
+    ) -> list[list[RequestSource]]:
+        """Split ``sources`` into calls of at most 24 sources and 16,000 estimated input tokens."""
+        batches: list[list[RequestSource]] = []
+        batch: list[RequestSource] = []
+        for src in sources:
+            trial = [*batch, src]
+            too_big = (
+                self.estimate(task, limit, current_ref, current_text, trial) > bud.MAX_INPUT_TOKENS
+            )
+            if batch and (len(trial) > bud.MAX_SOURCES_PER_CALL or too_big):
+                batches.append(batch)
+                batch = [src]
+            else:
+                batch = trial
+        if batch:
+            batches.append(batch)
+        return batches
+
+    def estimate(
+        self,
+        task: str,
+        limit: int,
+        current_ref: str | None,
+        current_text: str,
+        sources: list[RequestSource],
+    ) -> int:
+        msgs = build_messages(task, limit, current_ref, current_text, sources)
+        return request_bytes(msgs, max_output_tokens(limit), self.llm.name)
+
+    def run(
+        self,
+        task: str,
+        limit: int,
+        current_ref: str | None,
+        current_text: str,
+        sources: list[RequestSource],
+        health: dict[str, Any] | None = None,
+    ) -> tuple[str, list[str]]:
+        """Call the model once; the validated memory text and used source ids.
+        Raises BudgetExhausted, LLMError, LeaseLost or BadAnswer."""
+        messages = build_messages(task, limit, current_ref, current_text, sources, health)
+        max_out = max_output_tokens(limit)
+        call_id = None
+        if self.llm.metered:
+            amount = request_bytes(messages, max_out, self.llm.name) + max_out
+            call_id = bud.reserve(
+                self.conn,
+                budget=self.daily_budget,
+                amount=amount,
+                now=self.clock(),
+                run_id=self.run_id,
+                model=self.llm.name,
+            )
+            self.stats.reserved += amount
+        self.stats.calls += 1
+        try:
+            completion = self.llm.complete(messages, max_tokens=max_out)
+        except (LLMError, KeyboardInterrupt):
+            if call_id is not None:
+                bud.cancel(self.conn, call_id, self.clock())
+            raise
+        if call_id is not None:
+            self.stats.charged += bud.settle(self.conn, call_id, completion.usage, self.clock())
+        if completion.usage is not None:
+            self.stats.prompt += completion.usage.prompt
+            self.stats.completion += completion.usage.completion
+            self.stats.cached += completion.usage.cached
+        elif self.llm.metered:
+            self.stats.no_usage += 1
+        self.lease.renew(self.clock())
+        return validate_answer(completion.text, limit, {s.id for s in sources})

@@ -1,0 +1,227 @@
+"""The catalog of session files: scanning the sessions folder into ``sess_files`` and finding
+candidates (sessions with a completed turn memcore has not reviewed yet).
+
+Unchanged files (same size and mtime) are not parsed again, so a run with nothing new stays
+cheap. A file that cannot be read is listed as unreadable; it never blocks the others.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from memcore.errors import InputError
+from memcore.sessions.settings import SessionsSettings
+from memcore.sessions.store import progress, transaction
+from memcore.sessions.transcripts import Transcript, read_transcript
+from memcore.timeutil import iso_ms, parse_iso
+from memcore.workspace import Workspace
+
+PATTERNS = ("*.jsonl",)
+_UPSERT = """
+INSERT INTO sess_files (id, path, format, independent, generated, size, mtime_ns, messages,
+    complete_through, completed_turns, last_turn_ts, last_activity, status, error, title)
+VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+ON CONFLICT (id) DO UPDATE SET
+    path = excluded.path,
+    format = coalesce(excluded.format, sess_files.format),
+    independent = excluded.independent,
+    generated = excluded.generated,
+    size = excluded.size,
+    mtime_ns = excluded.mtime_ns,
+    messages = CASE WHEN excluded.status = 'ok' THEN excluded.messages ELSE sess_files.messages END,
+    complete_through = CASE WHEN excluded.status = 'ok'
+        THEN excluded.complete_through ELSE sess_files.complete_through END,
+    completed_turns = CASE WHEN excluded.status = 'ok'
+        THEN excluded.completed_turns ELSE sess_files.completed_turns END,
+    last_turn_ts = coalesce(excluded.last_turn_ts, sess_files.last_turn_ts),
+    last_activity = coalesce(excluded.last_activity, sess_files.last_activity),
+    status = excluded.status,
+    error = excluded.error,
+    title = excluded.title
+"""
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    id: str
+    path: Path
+    format: str | None
+    independent: bool
+    generated: bool
+    status: str  # ok | unreadable | missing
+    error: str | None
+    size: int
+    mtime_ns: int
+    messages: int
+    complete_through: int
+    completed_turns: int
+    last_turn_ts: str | None
+    last_activity: str | None
+    title: str | None = None
+
+    @property
+    def shared(self) -> bool:
+        return not self.independent
+
+
+def session_files(directory: Path) -> dict[str, Path]:
+    """Session id (relative path without ``.jsonl``) to file."""
+    if not directory.is_dir():
+        return {}
+    out: dict[str, Path] = {}
+    for pattern in PATTERNS:
+        for p in directory.rglob(pattern):
+            rel = p.relative_to(directory)
+            if any(part.startswith(".") for part in rel.parts) or not p.is_file():
+                continue
+            out[rel.with_suffix("").as_posix()] = p
+    return dict(sorted(out.items()))
+
+
+def scan(
+    ws: Workspace,
+    conn: sqlite3.Connection,
+    settings: SessionsSettings,
+    cache: dict[str, Transcript] | None = None,
+) -> list[SessionInfo]:
+    """Bring ``sess_files`` up to date with the folder; parse only files that changed.
+    Parsed transcripts are put in ``cache`` for the run to reuse."""
+    files = session_files(settings.sessions_dir(ws))
+    known = {r["id"]: r for r in conn.execute("SELECT * FROM sess_files").fetchall()}
+    updates: list[tuple[object, ...]] = []
+    for sid, path in files.items():
+        try:
+            st = path.stat()
+        except OSError:
+            continue
+        row = known.get(sid)
+        independent_cfg = sid in settings.independent or path.name in settings.independent
+        if (
+            row is not None
+            and row["size"] == st.st_size
+            and row["mtime_ns"] == st.st_mtime_ns
+            and row["status"] == "ok"
+            and bool(row["independent"]) == (independent_cfg or bool(row["independent"]))
+        ):
+            continue
+        try:
+            tr = read_transcript(path)
+        except InputError as exc:
+            updates.append(
+                (
+                    sid,
+                    str(path),
+                    None,
+                    int(independent_cfg),
+                    0,
+                    st.st_size,
+                    st.st_mtime_ns,
+                    0,
+                    0,
+                    0,
+                    None,
+                    None,
+                    "unreadable",
+                    str(exc),
+                    None,
+                )
+            )
+            continue
+        if cache is not None:
+            cache[sid] = tr
+        through = tr.complete_through()
+        activity = tr.last_ts() or iso_ms(datetime.fromtimestamp(st.st_mtime, UTC))
+        updates.append(
+            (
+                sid,
+                str(path),
+                tr.format,
+                int(independent_cfg or tr.independent),
+                int(tr.generated),
+                st.st_size,
+                st.st_mtime_ns,
+                len(tr.messages),
+                through,
+                tr.completed_turns(),
+                tr.last_ts(through),
+                activity,
+                "ok",
+                None,
+                str(tr.meta.get("title") or "") or None,
+            )
+        )
+    missing = [sid for sid in known if sid not in files and known[sid]["status"] != "missing"]
+    if updates or missing:
+        with transaction(conn):
+            conn.executemany(_UPSERT, updates)
+            conn.executemany(
+                "UPDATE sess_files SET status='missing' WHERE id=?", [(s,) for s in missing]
+            )
+    return all_sessions(conn)
+
+
+def all_sessions(conn: sqlite3.Connection) -> list[SessionInfo]:
+    rows = conn.execute("SELECT * FROM sess_files ORDER BY id").fetchall()
+    return [
+        SessionInfo(
+            r["id"],
+            Path(r["path"]),
+            r["format"],
+            bool(r["independent"]),
+            bool(r["generated"]),
+            r["status"],
+            r["error"],
+            r["size"] or 0,
+            r["mtime_ns"] or 0,
+            r["messages"] or 0,
+            r["complete_through"] or 0,
+            r["completed_turns"] or 0,
+            r["last_turn_ts"],
+            r["last_activity"],
+            r["title"],
+        )
+        for r in rows
+    ]
+
+
+def candidates(conn: sqlite3.Connection, sessions: list[SessionInfo]) -> list[SessionInfo]:
+    """Readable, not memcore-made sessions with unreviewed completed turns, newest first."""
+    out = [
+        s
+        for s in sessions
+        if s.status == "ok"
+        and not s.generated
+        and s.complete_through > progress(conn, s.id)["summary_through"]
+    ]
+    out.sort(key=lambda s: (s.last_turn_ts or "", s.id), reverse=True)
+    return out
+
+
+def raw_backlog(
+    conn: sqlite3.Connection, sessions: list[SessionInfo], settings: SessionsSettings, now: datetime
+) -> list[SessionInfo]:
+    """Sessions idle for ``raw_idle_days`` whose raw transcript below the summaries is unread."""
+    out = []
+    for s in sessions:
+        if s.status != "ok" or s.generated:
+            continue
+        prog = progress(conn, s.id)
+        if prog["raw_through"] >= prog["summary_through"]:
+            continue
+        last = parse_iso(s.last_activity)
+        if last is None or (now - last).total_seconds() < settings.raw_idle_days * 86400:
+            continue
+        out.append(s)
+    out.sort(key=lambda s: (s.last_activity or "", s.id), reverse=True)
+    return out
+
+
+def load(info: SessionInfo, cache: dict[str, Transcript]) -> Transcript:
+    tr = cache.get(info.id)
+    if tr is None:
+        tr = read_transcript(info.path)
+        cache[info.id] = tr
+    return tr

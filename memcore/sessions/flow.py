@@ -1,0 +1,146 @@
+"""Up the hierarchy: project short memory from changed session memories, global short memory
+from changed project memories. Only versions a level has not seen flow up (``sess_uplinks``);
+no change means no model call.
+
+The global level lives in the user data directory (``global.sqlite``, same tables), shared by
+every workspace of the user; each workspace mirrors its latest project version there.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from memcore.db import connect
+from memcore.errors import MemcoreError
+from memcore.sessions.calls import Caller
+from memcore.sessions.prompts import RequestSource
+from memcore.sessions.settings import user_dir
+from memcore.sessions.store import (
+    Source,
+    Version,
+    ensure_schema,
+    get_version,
+    insert_version,
+    latest,
+    set_uplink,
+    transaction,
+    uplinks,
+)
+
+USER_DB_NAME = "global.sqlite"
+GLOBAL_OWNER = ""
+
+
+class SourceChanged(MemcoreError):
+    """A source changed under the run; its publication was abandoned (it stays queued)."""
+
+
+def open_user_db() -> sqlite3.Connection:
+    conn = connect(user_dir() / USER_DB_NAME)
+    ensure_schema(conn)
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS sess_projects (id TEXT PRIMARY KEY, workspace TEXT NOT NULL,"
+        " name TEXT, updated_at TEXT)"
+    )
+    return conn
+
+
+def child_key(v: Version) -> str:
+    return f"{v.level}:{v.owner}"
+
+
+def changed_children(
+    conn: sqlite3.Connection, level: str, owner: str, children: list[Version]
+) -> list[Version]:
+    seen = uplinks(conn, level, owner)
+    return [c for c in children if seen.get(child_key(c)) != c.version]
+
+
+def flow_up(
+    caller: Caller,
+    conn: sqlite3.Connection,
+    level: str,
+    owner: str,
+    children: list[Version],
+    limit: int,
+    *,
+    now_iso: str,
+    before_publish: Callable[[], None],
+    health: dict[str, Any] | None = None,
+) -> list[str]:
+    """Fold changed ``children`` into the ``level`` memory of ``owner``; the refs written.
+
+    ``before_publish`` runs inside the publishing transaction (the lease check)."""
+    changed = changed_children(conn, level, owner, children)
+    if not changed:
+        return []
+    written: list[str] = []
+    by_id = {f"m{i + 1}": c for i, c in enumerate(changed)}
+    sources = [RequestSource(sid, "memory", c.ref, c.text) for sid, c in by_id.items()]
+    cur = latest(conn, level, owner)
+    for batch in caller.pack(
+        level, limit, cur.ref if cur else None, cur.text if cur else "", sources
+    ):
+        cur = latest(conn, level, owner)
+        text, _used = caller.run(
+            level, limit, cur.ref if cur else None, cur.text if cur else "", batch, health
+        )
+        with transaction(conn):
+            before_publish()
+            now_cur = latest(conn, level, owner)
+            if (now_cur.version if now_cur else 0) != (cur.version if cur else 0):
+                raise SourceChanged(f"the {level} memory changed under the run; try again")
+            for s in batch:
+                child = by_id[s.id]
+                if (
+                    get_version(conn, child.level, child.owner, child.version) is None
+                    and level != "global"
+                ):
+                    raise SourceChanged(f"{child.ref} disappeared under the run")
+            if cur is None or text != cur.text:
+                srcs = [Source("memory", s.ref, preview=by_id[s.id].text[:200]) for s in batch]
+                if cur is not None:
+                    srcs.insert(0, Source("previous", cur.ref, preview=cur.text[:200]))
+                v = insert_version(
+                    conn,
+                    level,
+                    owner,
+                    text,
+                    srcs,
+                    now_iso=now_iso,
+                    run_id=caller.run_id,
+                    model=caller.llm.name,
+                )
+                written.append(v.ref)
+            for s in batch:
+                child = by_id[s.id]
+                set_uplink(conn, level, owner, child_key(child), child.version)
+    return written
+
+
+def mirror_project(
+    user: sqlite3.Connection, project: Version, workspace: Path, name: str, now_iso: str
+) -> None:
+    """Copy the workspace's latest project version into the user database (idempotent)."""
+    with transaction(user):
+        user.execute(
+            "INSERT INTO sess_projects (id, workspace, name, updated_at) VALUES (?,?,?,?)"
+            " ON CONFLICT (id) DO UPDATE SET workspace=excluded.workspace, name=excluded.name,"
+            " updated_at=excluded.updated_at",
+            (project.owner, str(workspace), name, now_iso),
+        )
+        if get_version(user, "project", project.owner, project.version) is None:
+            user.execute(
+                "INSERT INTO sess_memories (level, owner, version, text, created_at, run_id, model)"
+                " VALUES ('project', ?, ?, ?, ?, NULL, ?)",
+                (project.owner, project.version, project.text, project.created_at, project.model),
+            )
+
+
+def latest_projects(user: sqlite3.Connection) -> list[Version]:
+    from memcore.sessions.store import latest_all
+
+    return latest_all(user, "project")

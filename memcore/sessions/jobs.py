@@ -1,0 +1,60 @@
+"""The ``sessions`` scheduler job: an automatic session dream, checked every hour.
+
+Gates (see ``memcore.sessions.due``): enabled, at least ``min_sessions`` candidates,
+``interval_days`` since the last successful run, one hour after a failure, budget left today.
+The run takes the session lease itself, so the job does not hold the workspace lock.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from memcore.errors import MemcoreError
+from memcore.schedule import Job, JobSkipped, JobState, register_job
+from memcore.workspace import Workspace
+
+POLL = timedelta(hours=1)
+
+
+def _next_due(ws: Workspace, now: datetime, state: JobState) -> datetime | None:
+    from memcore.config import load_config
+    from memcore.sessions import due
+    from memcore.sessions.settings import sessions_settings
+
+    if not sessions_settings(load_config(ws)).enabled:
+        return None
+    return now if due(ws, now).due else now + POLL
+
+
+def _run(ws: Workspace, now: datetime) -> dict[str, Any]:
+    from memcore.sessions import dream
+    from memcore.timeutil import utcnow
+
+    report = dream(ws, now=now, automatic=True, clock=utcnow)
+    if report["status"] == "skipped":
+        raise JobSkipped(report["reason"], {"candidates": report.get("candidates", 0)})
+    if report["status"] == "failed":
+        raise MemcoreError(f"session dream failed: {report.get('error')}")
+    tokens = report.get("tokens", {})
+    return {
+        "status": report["status"],
+        "reviewed": len(report.get("reviewed", [])),
+        "written": len(report.get("wrote", [])),
+        "skipped_sessions": len(report.get("skipped", [])),
+        "queued": len(report.get("queued", [])),
+        "calls": tokens.get("calls", 0),
+        "tokens": tokens.get("charged", 0),
+    }
+
+
+JOB = register_job(
+    Job(
+        "sessions",
+        _next_due,
+        _run,
+        description="session dreaming: finished sessions into short memories",
+        hold_lock=False,
+        poll_seconds=POLL.total_seconds(),
+    )
+)

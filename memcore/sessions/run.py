@@ -1,0 +1,375 @@
+"""A session-dream run: finished sessions into session, project and global short memories.
+
+Order: take the lease, scan the sessions folder, review the newest candidates (at most 20)
+in batches, read raw transcript of idle sessions, fold changed session memories into the
+project memory and changed project memories into the global one, export markdown, record
+the report. Every publication (version + sources + progress marker) is one transaction that
+first checks the lease and that the sources did not change under the run.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from memcore.config import load_config
+from memcore.db import connect
+from memcore.errors import InputError, MemcoreError
+from memcore.llm import LLM, LLMError, make_llm
+from memcore.sessions import catalog
+from memcore.sessions.budget import BudgetExhausted, split_utf8
+from memcore.sessions.calls import Caller
+from memcore.sessions.flow import (
+    SourceChanged,
+    flow_up,
+    latest_projects,
+    mirror_project,
+    open_user_db,
+)
+from memcore.sessions.lease import DEFAULT_TTL, Lease, LeaseLost
+from memcore.sessions.prompts import BadAnswer, RequestSource
+from memcore.sessions.settings import SessionsSettings, project_id, sessions_settings
+from memcore.sessions.store import (
+    Source,
+    ensure_schema,
+    insert_version,
+    latest,
+    progress,
+    set_progress,
+    set_state,
+    transaction,
+)
+from memcore.sessions.transcripts import Message, Transcript, range_digest, read_transcript
+from memcore.timeutil import iso_ms
+from memcore.workspace import Workspace
+
+MAX_SESSIONS_PER_RUN = 20
+RUNS_KEPT = timedelta(days=30)  # run reports older than this are pruned
+CHUNK_BYTES = 5_000
+
+
+@dataclass
+class Run:
+    ws: Workspace
+    conn: sqlite3.Connection
+    settings: SessionsSettings
+    caller: Caller
+    lease: Lease
+    now: datetime
+    cache: dict[str, Transcript] = field(default_factory=dict)
+    read: list[dict[str, Any]] = field(default_factory=list)
+    wrote: list[str] = field(default_factory=list)
+    skipped: list[dict[str, str]] = field(default_factory=list)
+    reviewed: list[str] = field(default_factory=list)
+
+    @property
+    def now_iso(self) -> str:
+        return iso_ms(self.now)
+
+
+def message_sources(
+    session: str, messages: list[Message], kind: str
+) -> list[tuple[RequestSource, int, int]]:
+    """Group messages into sources of at most 5,000 UTF-8 bytes; a longer message is split on
+    character boundaries into several sources. Each comes with its message range [from, to)."""
+    out: list[tuple[RequestSource, int, int]] = []
+    buf: list[str] = []
+    size = 0
+    first = 0
+    last = 0
+
+    def flush() -> None:
+        nonlocal buf, size
+        if buf:
+            ref = f"session:{session}#{first}-{last}"
+            out.append(
+                (RequestSource(f"s{len(out) + 1}", kind, ref, "\n".join(buf)), first, last + 1)
+            )
+        buf, size = [], 0
+
+    for m in messages:
+        line = f"[{m.index} {m.role}] {m.text}"
+        n = len(line.encode("utf-8")) + 1
+        if n > CHUNK_BYTES:
+            flush()
+            for piece in split_utf8(line, CHUNK_BYTES):
+                ref = f"session:{session}#{m.index}-{m.index}"
+                out.append(
+                    (RequestSource(f"s{len(out) + 1}", kind, ref, piece), m.index, m.index + 1)
+                )
+            continue
+        if size + n > CHUNK_BYTES:
+            flush()
+        if not buf:
+            first = m.index
+        buf.append(line)
+        size += n
+        last = m.index
+    flush()
+    return out
+
+
+def _verify(info: catalog.SessionInfo, start: int, through: int, digest: str) -> None:
+    """Raise SourceChanged when the transcript's range no longer hashes the same."""
+    try:
+        st = info.path.stat()
+        if st.st_size == info.size and st.st_mtime_ns == info.mtime_ns:
+            return
+        now_msgs = read_transcript(info.path).messages[start:through]
+    except (OSError, InputError) as exc:
+        raise SourceChanged(f"{info.id}: cannot re-read the transcript ({exc})") from None
+    if range_digest(now_msgs) != digest:
+        raise SourceChanged(f"{info.id}: messages {start}-{through - 1} changed during the run")
+
+
+def _review(run: Run, info: catalog.SessionInfo, tr: Transcript, *, raw: bool) -> None:
+    """Feed one session's unread range (summary level or raw level) into its short memory."""
+    prog = progress(run.conn, info.id)
+    if raw:
+        start, end, marker = prog["raw_through"], prog["summary_through"], "raw_through"
+        msgs = [m for m in tr.messages[start:end] if not m.is_conversation]
+    else:
+        start, end, marker = prog["summary_through"], info.complete_through, "summary_through"
+        msgs = [m for m in tr.messages[start:end] if m.is_conversation]
+    kind = "raw" if raw else "messages"
+    units = message_sources(info.id, msgs, kind)
+    limit = run.settings.session_limit
+    cur = latest(run.conn, "session", info.id)
+    batches = (
+        run.caller.pack(
+            "session",
+            limit,
+            cur.ref if cur else None,
+            cur.text if cur else "",
+            [u[0] for u in units],
+        )
+        if units
+        else []
+    )
+    ranges = {u[0].id: (u[1], u[2]) for u in units}
+    pos = start
+    for i, batch in enumerate(batches):
+        through = end if i == len(batches) - 1 else ranges[batches[i + 1][0].id][0]
+        digest = range_digest(tr.messages[pos:through])
+        cur = latest(run.conn, "session", info.id)
+        text, _used = run.caller.run(
+            "session", limit, cur.ref if cur else None, cur.text if cur else "", batch
+        )
+        with transaction(run.conn):
+            run.lease.check()
+            _verify(info, pos, through, digest)
+            if (cur is None and text) or (cur is not None and text != cur.text):
+                srcs = [
+                    Source(kind, s.ref, ranges[s.id][0], ranges[s.id][1], digest, s.text[:200])
+                    for s in batch
+                ]
+                if cur is not None:
+                    srcs.insert(0, Source("previous", cur.ref, preview=cur.text[:200]))
+                v = insert_version(
+                    run.conn,
+                    "session",
+                    info.id,
+                    text,
+                    srcs,
+                    now_iso=run.now_iso,
+                    run_id=run.caller.run_id,
+                    model=run.caller.llm.name,
+                )
+                run.wrote.append(v.ref)
+            set_progress(run.conn, info.id, run.now_iso, **{marker: through})
+        pos = through
+    if not batches and end > start:  # nothing worth a call (e.g. only tool traffic): mark as read
+        with transaction(run.conn):
+            run.lease.check()
+            set_progress(run.conn, info.id, run.now_iso, **{marker: end})
+    if units:
+        run.read.append(
+            {
+                "session": info.id,
+                "level": "raw" if raw else "summary",
+                "from": start,
+                "to": end - 1,
+                "sources": len(units),
+                "calls": len(batches),
+            }
+        )
+
+
+def _review_safely(run: Run, info: catalog.SessionInfo, *, raw: bool) -> bool:
+    try:
+        tr = catalog.load(info, run.cache)
+        _review(run, info, tr, raw=raw)
+    except InputError as exc:
+        run.skipped.append({"session": info.id, "reason": f"unreadable: {exc}"})
+        return False
+    except (BadAnswer, SourceChanged) as exc:
+        run.skipped.append({"session": info.id, "reason": str(exc)})
+        return False
+    return True
+
+
+def execute(
+    ws: Workspace,
+    *,
+    now: datetime,
+    trigger: str = "manual",
+    llm: LLM | None = None,
+    clock: Callable[[], datetime] | None = None,
+    health: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Run a session dream now (the caller checked the gates). Raises LockBusy when another run
+    holds the lease; otherwise returns the report, also for failed runs."""
+    import json
+
+    cfg = load_config(ws)
+    settings = sessions_settings(cfg)
+    model = llm or make_llm(cfg, settings.model)
+    clock = clock or (lambda: now)
+    ws.ensure_dreams_dir()
+    conn = connect(ws.db_path)
+    ensure_schema(conn)
+    timeout = float(getattr(model, "timeout", 0) or 0)
+    lease = Lease(conn, ttl=max(DEFAULT_TTL, timedelta(seconds=3 * timeout)))
+    lease.acquire(now)
+    run_id = uuid.uuid4().hex[:12]
+    with transaction(conn):
+        conn.execute(
+            "UPDATE sess_runs SET status='failed', finished_at=?,"
+            " error='interrupted: left running by"
+            " a process that stopped' WHERE status='running'",
+            (iso_ms(now),),
+        )
+        conn.execute(
+            "INSERT INTO sess_runs (id, started_at, status, trigger, holder)"
+            " VALUES (?,?, 'running', ?, ?)",
+            (run_id, iso_ms(now), trigger, lease.holder),
+        )
+    caller = Caller(conn, model, lease, clock, settings.daily_token_budget, run_id)
+    run = Run(ws, conn, settings, caller, lease, now)
+    status, error = "ok", None
+    lost = False
+    report: dict[str, Any] = {}
+    try:
+        status, error = _steps(run, health)
+    except BudgetExhausted as exc:
+        status, error = "budget", str(exc)
+    except LeaseLost as exc:
+        status, error, lost = "failed", str(exc), True
+    except (LLMError, SourceChanged, MemcoreError) as exc:
+        status, error = "failed", str(exc)
+    except BaseException as exc:
+        status, error = "failed", f"interrupted: {type(exc).__name__}: {exc}"
+        _finish(run, run_id, status, error, report, lost=False)
+        lease.release()
+        raise
+    _finish(run, run_id, status, error, report, lost=lost)
+    if not lost:
+        lease.release()
+    conn.close()
+    return json.loads(json.dumps(report))
+
+
+def _steps(run: Run, health: dict[str, Any] | None) -> tuple[str, str | None]:
+    sessions = catalog.scan(run.ws, run.conn, run.settings, run.cache)
+    for s in sessions:
+        if s.status == "unreadable":
+            run.skipped.append({"session": s.id, "reason": f"unreadable: {s.error}"})
+    cands = catalog.candidates(run.conn, sessions)
+    for info in cands[:MAX_SESSIONS_PER_RUN]:
+        if _review_safely(run, info, raw=False):
+            run.reviewed.append(info.id)
+    for info in catalog.raw_backlog(run.conn, sessions, run.settings, run.now)[
+        :MAX_SESSIONS_PER_RUN
+    ]:
+        _review_safely(run, info, raw=True)
+    pid = project_id(run.ws)
+    children = [
+        v
+        for s in sessions
+        if s.shared and not s.generated and s.status == "ok"
+        for v in [latest(run.conn, "session", s.id)]
+        if v is not None
+    ]
+    run.wrote += flow_up(
+        run.caller,
+        run.conn,
+        "project",
+        pid,
+        children,
+        run.settings.project_limit,
+        now_iso=run.now_iso,
+        before_publish=run.lease.check,
+        health=health,
+    )
+    project = latest(run.conn, "project", pid)
+    if project is not None:
+        user = open_user_db()
+        try:
+            mirror_project(user, project, run.ws.root, run.ws.root.name, run.now_iso)
+            run.lease.check()
+            run.wrote += flow_up(
+                run.caller,
+                user,
+                "global",
+                "",
+                latest_projects(user),
+                run.settings.global_limit,
+                now_iso=run.now_iso,
+                before_publish=run.lease.check,
+            )
+        finally:
+            user.close()
+    from memcore.sessions.export import export_summaries
+
+    export_summaries(run.ws, run.conn)
+    return "ok", None
+
+
+def _finish(
+    run: Run, run_id: str, status: str, error: str | None, report: dict[str, Any], *, lost: bool
+) -> None:
+    import json
+
+    queued = catalog.candidates(run.conn, catalog.all_sessions(run.conn))
+    report.update(
+        {
+            "run_id": run_id,
+            "status": status,
+            "error": error,
+            "started_at": run.now_iso,
+            "finished_at": iso_ms(run.caller.clock()),
+            "model": run.caller.llm.name,
+            "read": run.read,
+            "reviewed": run.reviewed,
+            "wrote": run.wrote,
+            "skipped": run.skipped,
+            "queued": [s.id for s in queued],
+            "tokens": run.caller.stats.as_dict(),
+        }
+    )
+    if lost:  # the successor owns the run table now; only record our own row
+        with transaction(run.conn):
+            run.conn.execute(
+                "UPDATE sess_runs SET status=?, finished_at=?, report=?, error=? WHERE id=?",
+                (status, report["finished_at"], json.dumps(report), error, run_id),
+            )
+        return
+    with transaction(run.conn):
+        run.conn.execute(
+            "UPDATE sess_runs SET status=?, finished_at=?, report=?, error=? WHERE id=?",
+            (status, report["finished_at"], json.dumps(report), error, run_id),
+        )
+        run.conn.execute(
+            "DELETE FROM sess_runs WHERE status != 'running' AND started_at < ?",
+            (iso_ms(run.now - RUNS_KEPT),),
+        )
+        if status == "ok":
+            set_state(run.conn, "last_success_at", run.now_iso)
+        elif status == "failed":
+            set_state(run.conn, "last_failure_at", iso_ms(run.caller.clock()))
+        elif status == "budget":
+            set_state(run.conn, "budget_blocked_day", run.now_iso[:10])

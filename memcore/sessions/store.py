@@ -1,0 +1,276 @@
+"""Session-dreaming tables in ``memcore.sqlite``: sessions, progress markers, immutable short
+memory versions with their sources, uplinks (which lower versions a level has seen), runs,
+state and the lease. Publishing a version, its sources and the progress marker happens in one
+transaction (``transaction``)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from memcore.errors import InputError
+from memcore.sessions.redact import redact
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS sess_files (
+    id TEXT PRIMARY KEY, path TEXT NOT NULL, format TEXT, independent INTEGER DEFAULT 0,
+    generated INTEGER DEFAULT 0, size INTEGER, mtime_ns INTEGER, messages INTEGER DEFAULT 0,
+    complete_through INTEGER DEFAULT 0, completed_turns INTEGER DEFAULT 0, last_turn_ts TEXT,
+    last_activity TEXT, status TEXT DEFAULT 'ok', error TEXT, title TEXT
+);
+CREATE TABLE IF NOT EXISTS sess_progress (
+    session_id TEXT PRIMARY KEY, summary_through INTEGER DEFAULT 0,
+    summary_turns INTEGER DEFAULT 0, raw_through INTEGER DEFAULT 0, updated_at TEXT
+);
+CREATE TABLE IF NOT EXISTS sess_memories (
+    id INTEGER PRIMARY KEY, level TEXT NOT NULL, owner TEXT NOT NULL, version INTEGER NOT NULL,
+    text TEXT NOT NULL, created_at TEXT NOT NULL, run_id TEXT, model TEXT,
+    UNIQUE (level, owner, version)
+);
+CREATE TABLE IF NOT EXISTS sess_memory_sources (
+    memory_id INTEGER NOT NULL REFERENCES sess_memories(id), seq INTEGER NOT NULL,
+    kind TEXT NOT NULL, ref TEXT NOT NULL, from_idx INTEGER, to_idx INTEGER, digest TEXT,
+    preview TEXT, PRIMARY KEY (memory_id, seq)
+);
+CREATE TABLE IF NOT EXISTS sess_uplinks (
+    level TEXT NOT NULL, owner TEXT NOT NULL, child TEXT NOT NULL, child_version INTEGER NOT NULL,
+    PRIMARY KEY (level, owner, child)
+);
+CREATE TABLE IF NOT EXISTS sess_runs (
+    id TEXT PRIMARY KEY, started_at TEXT NOT NULL, finished_at TEXT, status TEXT NOT NULL,
+    trigger TEXT, holder TEXT, report TEXT, error TEXT
+);
+CREATE TABLE IF NOT EXISTS sess_state (key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS sess_lease (
+    name TEXT PRIMARY KEY, holder TEXT NOT NULL, acquired_at TEXT NOT NULL, expires_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS sess_budget_calls (
+    id INTEGER PRIMARY KEY, run_id TEXT, day TEXT NOT NULL, model TEXT, reserved INTEGER NOT NULL,
+    prompt_tokens INTEGER, cached_tokens INTEGER, completion_tokens INTEGER, charged INTEGER,
+    status TEXT NOT NULL, created_at TEXT NOT NULL, settled_at TEXT
+);
+CREATE INDEX IF NOT EXISTS sess_budget_day ON sess_budget_calls (day);
+"""
+
+
+def ensure_schema(conn: sqlite3.Connection) -> None:
+    conn.executescript(SCHEMA)
+
+
+@contextlib.contextmanager
+def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """``BEGIN IMMEDIATE`` … ``COMMIT``; rolls back on any exception."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+# -- references -------------------------------------------------------------------------
+
+_REF_RE = re.compile(r"^(session|project|global)(?::(.+?))?@v(\d+)$")
+
+
+def memory_ref(level: str, owner: str, version: int) -> str:
+    """``session:<id>@v3``, ``project:<id>@v2``, ``global@v5``."""
+    return f"global@v{version}" if level == "global" else f"{level}:{owner}@v{version}"
+
+
+def parse_memory_ref(ref: str) -> tuple[str, str, int]:
+    m = _REF_RE.match(ref.strip())
+    if not m:
+        raise InputError(
+            f"{ref!r} is not a memory reference (session:ID@vN, project:ID@vN or global@vN)"
+        )
+    level, owner, version = m.group(1), m.group(2) or "", int(m.group(3))
+    if level != "global" and not owner:
+        raise InputError(f"{ref!r} names no {level}")
+    return level, owner, version
+
+
+# -- versions ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Version:
+    id: int
+    level: str
+    owner: str
+    version: int
+    text: str
+    created_at: str
+    model: str | None = None
+
+    @property
+    def ref(self) -> str:
+        return memory_ref(self.level, self.owner, self.version)
+
+
+@dataclass(frozen=True)
+class Source:
+    kind: str  # messages | raw | memory | summary
+    ref: str
+    from_idx: int | None = None
+    to_idx: int | None = None
+    digest: str | None = None
+    preview: str = ""
+
+
+def _version(row: sqlite3.Row) -> Version:
+    return Version(
+        row["id"],
+        row["level"],
+        row["owner"],
+        row["version"],
+        row["text"],
+        row["created_at"],
+        row["model"],
+    )
+
+
+def latest(conn: sqlite3.Connection, level: str, owner: str) -> Version | None:
+    row = conn.execute(
+        "SELECT * FROM sess_memories WHERE level=? AND owner=? ORDER BY version DESC LIMIT 1",
+        (level, owner),
+    ).fetchone()
+    return _version(row) if row else None
+
+
+def get_version(conn: sqlite3.Connection, level: str, owner: str, version: int) -> Version | None:
+    row = conn.execute(
+        "SELECT * FROM sess_memories WHERE level=? AND owner=? AND version=?",
+        (level, owner, version),
+    ).fetchone()
+    return _version(row) if row else None
+
+
+def latest_all(conn: sqlite3.Connection, level: str) -> list[Version]:
+    rows = conn.execute(
+        "SELECT m.* FROM sess_memories m JOIN (SELECT owner, max(version) v FROM sess_memories"
+        " WHERE level=? GROUP BY owner) x ON m.owner = x.owner AND m.version = x.v"
+        " WHERE m.level=? ORDER BY m.owner",
+        (level, level),
+    ).fetchall()
+    return [_version(r) for r in rows]
+
+
+def insert_version(
+    conn: sqlite3.Connection,
+    level: str,
+    owner: str,
+    text: str,
+    sources: list[Source],
+    *,
+    now_iso: str,
+    run_id: str | None,
+    model: str | None,
+) -> Version:
+    """Insert the next immutable version and its sources (call inside ``transaction``)."""
+    row = conn.execute(
+        "SELECT coalesce(max(version), 0) FROM sess_memories WHERE level=? AND owner=?",
+        (level, owner),
+    ).fetchone()
+    version = int(row[0]) + 1
+    cur = conn.execute(
+        "INSERT INTO sess_memories (level, owner, version, text, created_at, run_id, model)"
+        " VALUES (?,?,?,?,?,?,?)",
+        (level, owner, version, text, now_iso, run_id, model),
+    )
+    mid = int(cur.lastrowid or 0)
+    conn.executemany(
+        "INSERT INTO sess_memory_sources"
+        " (memory_id, seq, kind, ref, from_idx, to_idx, digest, preview)"
+        " VALUES (?,?,?,?,?,?,?,?)",
+        [
+            (mid, i, s.kind, s.ref, s.from_idx, s.to_idx, s.digest, redact(s.preview)[:200])
+            for i, s in enumerate(sources)
+        ],
+    )
+    return Version(mid, level, owner, version, text, now_iso, model)
+
+
+def version_sources(conn: sqlite3.Connection, memory_id: int) -> list[Source]:
+    rows = conn.execute(
+        "SELECT * FROM sess_memory_sources WHERE memory_id=? ORDER BY seq", (memory_id,)
+    ).fetchall()
+    return [
+        Source(r["kind"], r["ref"], r["from_idx"], r["to_idx"], r["digest"], r["preview"] or "")
+        for r in rows
+    ]
+
+
+def uplinks(conn: sqlite3.Connection, level: str, owner: str) -> dict[str, int]:
+    rows = conn.execute(
+        "SELECT child, child_version FROM sess_uplinks WHERE level=? AND owner=?", (level, owner)
+    ).fetchall()
+    return {r["child"]: r["child_version"] for r in rows}
+
+
+def set_uplink(conn: sqlite3.Connection, level: str, owner: str, child: str, version: int) -> None:
+    conn.execute(
+        "INSERT INTO sess_uplinks (level, owner, child, child_version) VALUES (?,?,?,?)"
+        " ON CONFLICT (level, owner, child) DO UPDATE SET child_version = excluded.child_version",
+        (level, owner, child, version),
+    )
+
+
+# -- progress and state -----------------------------------------------------------------
+
+
+def progress(conn: sqlite3.Connection, session_id: str) -> dict[str, int]:
+    row = conn.execute("SELECT * FROM sess_progress WHERE session_id=?", (session_id,)).fetchone()
+    if row is None:
+        return {"summary_through": 0, "summary_turns": 0, "raw_through": 0}
+    return {k: int(row[k] or 0) for k in ("summary_through", "summary_turns", "raw_through")}
+
+
+def set_progress(conn: sqlite3.Connection, session_id: str, now_iso: str, **values: int) -> None:
+    current = progress(conn, session_id)
+    current.update(values)
+    conn.execute(
+        "INSERT INTO sess_progress"
+        " (session_id, summary_through, summary_turns, raw_through, updated_at)"
+        " VALUES (?,?,?,?,?) ON CONFLICT (session_id) DO UPDATE SET"
+        " summary_through=excluded.summary_through, summary_turns=excluded.summary_turns,"
+        " raw_through=excluded.raw_through, updated_at=excluded.updated_at",
+        (
+            session_id,
+            current["summary_through"],
+            current["summary_turns"],
+            current["raw_through"],
+            now_iso,
+        ),
+    )
+
+
+def get_state(conn: sqlite3.Connection, key: str) -> str | None:
+    row = conn.execute("SELECT value FROM sess_state WHERE key=?", (key,)).fetchone()
+    return row[0] if row else None
+
+
+def set_state(conn: sqlite3.Connection, key: str, value: str) -> None:
+    conn.execute(
+        "INSERT INTO sess_state (key, value) VALUES (?, ?)"
+        " ON CONFLICT (key) DO UPDATE SET value=excluded.value",
+        (key, value),
+    )
+
+
+def last_run(conn: sqlite3.Connection) -> dict[str, Any] | None:
+    row = conn.execute(
+        "SELECT * FROM sess_runs WHERE status != 'running'"
+        " ORDER BY started_at DESC, rowid DESC LIMIT 1"
+    ).fetchone()
+    if row is None:
+        return None
+    out = dict(row)
+    out["report"] = json.loads(out["report"]) if out.get("report") else None
+    return out

@@ -1,0 +1,268 @@
+"""Reading session transcripts: plain JSON Lines and Claude Code project transcripts.
+
+The format is chosen by sniffing the first records. Plain lines are ``{"role", "content",
+"ts"}``; Claude Code lines carry ``type`` (user / assistant / summary / system …) and
+``message.content`` (a string or a list of content blocks). Either file may start with a
+``---`` front-matter block (``independent: true``, ``generator: memcore``, ``title: …``).
+
+Messages are split into turns: a real user message (not a tool result) opens a turn; a turn is
+complete when an assistant has answered in text and the turn has ended (a later user message
+follows, or the assistant stopped for a reason other than a tool call).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memcore.errors import InputError
+
+SNIFF_LINES = 20
+MAX_TOOL_TEXT = 4000
+
+
+@dataclass(frozen=True)
+class Message:
+    index: int
+    role: str  # user | assistant | tool | system
+    text: str
+    ts: str | None = None
+    end_turn: bool | None = None  # Claude Code stop_reason: True end_turn, False tool_use
+
+    @property
+    def is_conversation(self) -> bool:
+        """User and assistant text: what the summary level reads."""
+        return self.role in ("user", "assistant")
+
+
+@dataclass
+class Transcript:
+    format: str  # plain | claude-code
+    messages: list[Message]
+    meta: dict[str, Any] = field(default_factory=dict)
+    summaries: list[str] = field(default_factory=list)  # Claude Code compaction summaries
+
+    @property
+    def independent(self) -> bool:
+        return _truthy(self.meta.get("independent"))
+
+    @property
+    def generated(self) -> bool:
+        """Produced by memcore itself: never a candidate."""
+        gen = str(self.meta.get("generator", "")).lower()
+        return gen.startswith("memcore") or _truthy(self.meta.get("memcore_generated"))
+
+    def complete_through(self) -> int:
+        """Index just past the last message of the last completed turn (0 when none)."""
+        end = 0
+        turn_start: int | None = None
+        answered = False
+        last_assistant: Message | None = None
+        for msg in self.messages:
+            if msg.role == "user":
+                if turn_start is not None and answered:
+                    end = msg.index
+                turn_start, answered, last_assistant = msg.index, False, None
+            elif msg.role == "assistant" and turn_start is not None:
+                answered = True
+                last_assistant = msg
+        if turn_start is not None and answered and self.messages:
+            tail = self.messages[-1]
+            if tail.role == "assistant" and last_assistant is tail and tail.end_turn is not False:
+                end = tail.index + 1
+        return end
+
+    def completed_turns(self) -> int:
+        through = self.complete_through()
+        return sum(1 for m in self.messages[:through] if m.role == "user")
+
+    def last_ts(self, upto: int | None = None) -> str | None:
+        msgs = self.messages if upto is None else self.messages[:upto]
+        for msg in reversed(msgs):
+            if msg.ts:
+                return msg.ts
+        return None
+
+
+def _truthy(value: Any) -> bool:
+    return value is True or (
+        isinstance(value, str) and value.strip().lower() in ("true", "yes", "1")
+    )
+
+
+def range_digest(messages: list[Message]) -> str:
+    """Hash of a message range: before publishing, a run checks its sources still hash the same."""
+    h = hashlib.sha1()
+    for m in messages:
+        h.update(f"{m.index}\x1f{m.role}\x1f{m.text}\x1e".encode())
+    return h.hexdigest()[:16]
+
+
+# -- reading ----------------------------------------------------------------------------
+
+
+def read_transcript(path: Path) -> Transcript:
+    """Parse a transcript file. Raises InputError when it cannot be read at all."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if b"\x00" in data:
+        raise InputError(f"{path}: contains NUL bytes; not a JSON Lines transcript")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not valid UTF-8 (byte {exc.start})") from None
+    meta, body = _split_front_matter(text)
+    records: list[dict[str, Any]] = []
+    bad = 0
+    lines = body.splitlines()
+    for n, line in enumerate(lines):
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            # a half-written last line is normal for a live transcript
+            if n == len(lines) - 1 and not body.endswith("\n"):
+                continue
+            bad += 1
+            continue
+        if isinstance(rec, dict):
+            records.append(rec)
+        else:
+            bad += 1
+    if bad and bad * 10 > len(records):  # mostly garbage: refuse rather than guess
+        raise InputError(f"{path}: {bad} of {bad + len(records)} lines are not JSON objects")
+    fmt = sniff(records)
+    tr = _claude_code(records) if fmt == "claude-code" else _plain(records)
+    for rec in records[:SNIFF_LINES]:
+        if rec.get("type") in ("memcore", "session_meta") and isinstance(rec.get("meta"), dict):
+            meta = {**rec["meta"], **meta}
+    tr.meta = meta
+    return tr
+
+
+def sniff(records: list[dict[str, Any]]) -> str:
+    """``claude-code`` when early records look like Claude Code's, else ``plain``."""
+    for rec in records[:SNIFF_LINES]:
+        if "role" in rec and "content" in rec:
+            return "plain"
+        if rec.get("type") in ("user", "assistant") and isinstance(rec.get("message"), dict):
+            return "claude-code"
+    return "plain"
+
+
+def _split_front_matter(text: str) -> tuple[dict[str, Any], str]:
+    if not text.startswith("---\n"):
+        return {}, text
+    end = text.find("\n---\n", 4)
+    if end < 0:
+        return {}, text
+    meta: dict[str, Any] = {}
+    for line in text[4:end].splitlines():
+        if ":" in line and not line.lstrip().startswith("#"):
+            key, _, value = line.partition(":")
+            meta[key.strip()] = value.strip().strip("\"'")
+    return meta, text[end + 5 :]
+
+
+def _plain(records: list[dict[str, Any]]) -> Transcript:
+    messages: list[Message] = []
+    for rec in records:
+        role = rec.get("role")
+        if role not in ("user", "assistant", "tool", "system"):
+            continue
+        text = _content_text(rec.get("content"))
+        if text is None:
+            continue
+        ts = rec.get("ts") or rec.get("timestamp")
+        messages.append(Message(len(messages), role, text, ts if isinstance(ts, str) else None))
+    return Transcript("plain", messages)
+
+
+def _content_text(content: Any) -> str | None:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [
+            b.get("text") for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)
+        ]
+        return "\n".join(parts) if parts else None
+    return None
+
+
+def _claude_code(records: list[dict[str, Any]]) -> Transcript:
+    messages: list[Message] = []
+    summaries: list[str] = []
+
+    def add(role: str, text: str, ts: Any, end_turn: bool | None = None) -> None:
+        if text.strip():
+            messages.append(
+                Message(len(messages), role, text, ts if isinstance(ts, str) else None, end_turn)
+            )
+
+    for rec in records:
+        kind = rec.get("type")
+        if kind == "summary" and isinstance(rec.get("summary"), str):
+            summaries.append(rec["summary"])
+            continue
+        if kind not in ("user", "assistant") or rec.get("isSidechain") is True:
+            continue
+        msg = rec.get("message")
+        if not isinstance(msg, dict):
+            continue
+        ts = rec.get("timestamp")
+        content = msg.get("content")
+        if kind == "user":
+            if rec.get("isMeta") is True:
+                continue
+            if isinstance(content, str):
+                add("user", content, ts)
+                continue
+            if not isinstance(content, list):
+                continue
+            texts, tools = _blocks(content)
+            if texts:
+                add("user", "\n".join(texts), ts)
+            if tools:
+                add("tool", "\n".join(tools), ts)
+            continue
+        stop = msg.get("stop_reason")
+        end_turn = None if stop is None else stop != "tool_use"
+        if isinstance(content, str):
+            add("assistant", content, ts, end_turn)
+            continue
+        if not isinstance(content, list):
+            continue
+        texts, tools = _blocks(content)
+        if tools:
+            add("tool", "\n".join(tools), ts)
+        if texts:
+            add("assistant", "\n".join(texts), ts, end_turn)
+    return Transcript("claude-code", messages, summaries=summaries)
+
+
+def _blocks(content: list[Any]) -> tuple[list[str], list[str]]:
+    """Text blocks (conversation) and tool traffic (raw) of a Claude Code content list."""
+    texts: list[str] = []
+    tools: list[str] = []
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "text" and isinstance(block.get("text"), str):
+            texts.append(block["text"])
+        elif kind == "tool_use":
+            args = json.dumps(block.get("input", {}), ensure_ascii=False)[:MAX_TOOL_TEXT]
+            tools.append(f"[tool call {block.get('name', '?')}] {args}")
+        elif kind == "tool_result":
+            body = _content_text(block.get("content"))
+            if body is None and isinstance(block.get("content"), str):
+                body = block["content"]
+            tools.append(f"[tool result] {(body or '')[:MAX_TOOL_TEXT]}")
+    return texts, tools
