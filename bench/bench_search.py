@@ -1,0 +1,294 @@
+"""Figures for memory search (issue 2): index time, search median, re-index of one note, growth,
+and the hit-score distribution on the example workspace.
+
+    python bench/bench_search.py [--sizes 100,1000,3000] [--queries 50] [--out FILE]
+
+Daily notes are generated from a seeded vocabulary of a believable software project (about ten
+chunks a note). Searches run with ``record=False`` so the figure is the search alone (recording
+is measured by the recall-store bench).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import random
+import statistics
+import sys
+import tempfile
+import time
+from datetime import date, timedelta
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from memcore.search import index_stats, open_index, query_index, search, update_index
+from memcore.workspace import Workspace
+
+PEOPLE = ["Alice", "Bob", "Carol", "Dmitri", "Esther", "Farid", "Grace", "Hiro", "Ines", "Jonas"]
+SERVICES = [
+    "billing-api",
+    "invoice-worker",
+    "auth-gateway",
+    "search-indexer",
+    "notification-service",
+    "ledger",
+    "reporting-etl",
+    "frontend",
+    "mobile-sync",
+    "webhook-relay",
+    "rate-limiter",
+]
+TOOLS = [
+    "Postgres",
+    "Redis",
+    "Kafka",
+    "ArgoCD",
+    "Terraform",
+    "Grafana",
+    "Sentry",
+    "Vite",
+    "pytest",
+    "Docker",
+    "Kubernetes",
+    "nginx",
+    "ClickHouse",
+    "S3",
+    "OpenTelemetry",
+    "GitHub Actions",
+]
+CUSTOMERS = ["Acme", "Globex", "Initech", "Umbrella", "Hooli", "Stark", "Wayne", "Tyrell"]
+TOPICS = [
+    "latency",
+    "memory leak",
+    "flaky test",
+    "schema migration",
+    "timeout",
+    "retry storm",
+    "connection pool",
+    "cache invalidation",
+    "feature flag",
+    "on-call handover",
+    "cost report",
+    "load test",
+    "certificate renewal",
+    "data backfill",
+    "rate limit",
+    "index rebuild",
+]
+TEMPLATES = [
+    "- {p} found the {t} in {s} was caused by {tool}; fixed by raising the limit to {n}.",
+    "- Deployed {s} {v} to staging; p95 latency went from {n} ms to {m} ms.",
+    "- {c} reported a {t} on the {s} endpoint; ticket OPS-{k} opened, {p} owns it.",
+    "- Decision: {s} moves to {tool} by the end of the sprint; {p} writes the migration plan.",
+    "- Standup: {p} is on the {t} work, {q} reviews the {s} pull request #{k}.",
+    "- The {tool} upgrade to {v} broke the {s} build; pinned the old version until {p} checks it.",
+    "- Postmortem for the {t} incident: alert fired after {n} minutes, runbook step {m} was wrong.",
+    "- {p} prefers small pull requests (under {n} lines) and squash merges for {s}.",
+    "- Benchmarked {tool} for {s}: {n} requests per second on two cores, {m} MB resident.",
+    "- Reminder: the {t} on {s} needs a follow-up with {c} before Friday.",
+    "Notes from the {s} sync: {tool} dashboards are missing the {t} panel; {p} will add it"
+    " and link it from the runbook.",
+]
+HEADINGS = ["## Standup", "## Incidents", "## Decisions", "## Notes", "## Follow-ups", "## Reviews"]
+
+
+def fill(rng: random.Random, template: str) -> str:
+    return template.format(
+        p=rng.choice(PEOPLE),
+        q=rng.choice(PEOPLE),
+        s=rng.choice(SERVICES),
+        tool=rng.choice(TOOLS),
+        c=rng.choice(CUSTOMERS),
+        t=rng.choice(TOPICS),
+        n=rng.randint(2, 900),
+        m=rng.randint(2, 900),
+        k=rng.randint(100, 9999),
+        v=f"{rng.randint(1, 9)}.{rng.randint(0, 20)}",
+    )
+
+
+def daily_note(rng: random.Random, day: date) -> str:
+    lines = [f"# {day.isoformat()}", ""]
+    for heading in rng.sample(HEADINGS, 3):
+        lines.append(heading)
+        for _ in range(rng.randint(2, 5)):
+            lines.append(fill(rng, rng.choice(TEMPLATES)))
+        lines.append("")
+    return "\n".join(lines)
+
+
+def build_workspace(root: Path, n_notes: int, seed: int = 7) -> Workspace:
+    rng = random.Random(seed)
+    (root / "memory").mkdir(parents=True, exist_ok=True)
+    start = date.today() - timedelta(days=n_notes + 1)  # all in the past, like real notes
+    for i in range(n_notes):
+        day = start + timedelta(days=i)
+        path = root / "memory" / f"{day.isoformat()}.md"
+        path.write_text(daily_note(rng, day), encoding="utf-8")
+        stamp = time.mktime(day.timetuple()) + 23 * 3600  # written that evening, long ago
+        os.utime(path, (stamp, stamp))
+    (root / "MEMORY.md").write_text(
+        "# Long-Term Memory\n\n"
+        + "\n".join(fill(rng, rng.choice(TEMPLATES)) for _ in range(60))
+        + "\n",
+        encoding="utf-8",
+    )
+    stamp = time.time() - 86400
+    os.utime(root / "MEMORY.md", (stamp, stamp))
+    return Workspace(root)
+
+
+def queries(rng: random.Random, n: int) -> list[str]:
+    out = []
+    for _ in range(n):
+        kind = rng.random()
+        if kind < 0.5:
+            out.append(f"{rng.choice(TOPICS)} in {rng.choice(SERVICES)}")
+        elif kind < 0.8:
+            out.append(f"what did {rng.choice(PEOPLE)} decide about {rng.choice(TOOLS)}")
+        else:
+            out.append(f"{rng.choice(CUSTOMERS)} {rng.choice(TOPICS)} ticket")
+    return out
+
+
+def ms(seconds: float) -> float:
+    return round(seconds * 1000, 2)
+
+
+def measure(n_notes: int, n_queries: int) -> dict[str, float]:
+    with tempfile.TemporaryDirectory() as tmp:
+        ws = build_workspace(Path(tmp) / "ws", n_notes)
+        t0 = time.perf_counter()
+        conn = open_index(ws)
+        rep = update_index(conn, ws)
+        conn.close()
+        initial = time.perf_counter() - t0
+        qs = queries(random.Random(11), n_queries)
+        search(ws, qs[0], record=False)  # warm
+        times, cpu = [], []
+        for q in qs:
+            t0, c0 = time.perf_counter(), time.process_time()
+            search(ws, q, record=False)
+            times.append(time.perf_counter() - t0)
+            cpu.append(time.process_time() - c0)
+        # re-index of one changed note (the next search pays it)
+        note = sorted(ws.memory_dir.glob("*.md"))[n_notes // 2]
+        reindex = []
+        for i in range(5):
+            note.write_text(note.read_text(encoding="utf-8") + f"\n- edit {i}: Redis eviction\n")
+            t0 = time.perf_counter()
+            res = search(ws, "Redis eviction", record=False)
+            reindex.append(time.perf_counter() - t0)
+            assert res.index.rechunked == 1, res.index
+        stats = index_stats(ws)
+        return {
+            "notes": n_notes,
+            "chunks": rep.chunks,
+            "initial_index_ms": ms(initial),
+            "search_median_ms": ms(statistics.median(times)),
+            "search_p95_ms": ms(sorted(times)[int(len(times) * 0.95) - 1]),
+            "search_cpu_ms": ms(statistics.median(cpu)),
+            "reindex_one_median_ms": ms(statistics.median(reindex)),
+            "db_mb": round(stats["dbBytes"] / 1e6, 1),
+        }
+
+
+# Queries for examples/workspace (payrail-api): each targeted one asks for one fact that one
+# chunk states; the loose ones are broad words or topics the workspace barely touches.
+TARGETED = [
+    "where does the Adyen webhook HMAC key live",
+    "which pain.001 version does the partner bank accept",
+    "how long did reconcile_ledger take after the index",
+    "Maya prefers small PRs",
+    "never store money as floats",
+    "CREATE INDEX CONCURRENTLY inside a transaction",
+    "duplicate payout merchant m_4471",
+    "make migrate-check on the snapshot index build time",
+    "who owns the EKS clusters and Argo CD",
+    "IDEMPOTENCY_REDIS_URL setting for staging",
+]
+LOOSE = [
+    "deploy",
+    "database",
+    "webhook",
+    "tests",
+    "meeting notes",
+    "performance problems",
+    "Friday",
+    "kubernetes autoscaling",
+    "frontend build",
+]
+
+
+def example_distribution(example: Path, limit: int) -> list[tuple[str, str, list[dict]]]:
+    """Top hits per query on a copy of the example workspace (nothing recorded)."""
+    import shutil
+
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "ws"
+        shutil.copytree(example, root, ignore=shutil.ignore_patterns(".dreams"))
+        ws = Workspace(root)
+        conn = open_index(ws)
+        update_index(conn, ws)
+        for kind, qs in (("targeted", TARGETED), ("loose", LOOSE)):
+            for q in qs:
+                rows.append((kind, q, query_index(conn, q, limit)))
+        conn.close()
+    return rows
+
+
+def print_distribution(example: Path) -> None:
+    rows = example_distribution(example, 5)
+    print(f"\n# score distribution on {example} (top 5 hits per query)")
+    print("| kind | query | top hit | scores |")
+    print("|---|---|---|---|")
+    for kind, q, hits in rows:
+        top = f"{hits[0]['path']}:{hits[0]['startLine']}" if hits else "-"
+        scores = ", ".join(f"{h['score']:.3f}" for h in hits) or "-"
+        print(f"| {kind} | {q} | {top} | {scores} |")
+    for kind in ("targeted", "loose"):
+        tops = sorted(hits[0]["score"] if hits else 0.0 for k, _, hits in rows if k == kind)
+        rest = sorted(h["score"] for k, _, hits in rows if k == kind for h in hits[1:])
+        print(
+            f"{kind}: top hit min {tops[0]:.3f} / median {statistics.median(tops):.3f} / "
+            f"max {tops[-1]:.3f}; other hits median {statistics.median(rest or [0]):.3f}"
+        )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="100,1000,3000")
+    ap.add_argument("--queries", type=int, default=50)
+    ap.add_argument(
+        "--example", default=str(Path(__file__).resolve().parent.parent / "examples" / "workspace")
+    )
+    args = ap.parse_args()
+    print(
+        f"# memory search (Python {platform.python_version()}, {platform.machine()},"
+        f" {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f})"
+    )
+    print(
+        "| notes | chunks | initial index ms | search median ms | search p95 ms"
+        " | search median CPU ms | re-index one note ms | db MB |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    for n in (int(x) for x in args.sizes.split(",")):
+        r = measure(n, args.queries)
+        print(
+            f"| {r['notes']} | {r['chunks']} | {r['initial_index_ms']} | {r['search_median_ms']} | "
+            f"{r['search_p95_ms']} | {r['search_cpu_ms']} | {r['reindex_one_median_ms']} | "
+            f"{r['db_mb']} |",
+            flush=True,
+        )
+    example = Path(args.example)
+    if (example / "memory").is_dir() and any((example / "memory").glob("*.md")):
+        print_distribution(example)
+    else:
+        print(f"\n(no example workspace at {example}; score distribution skipped)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,506 @@
+"""The memory search index: markdown chunks, incremental FTS5 + sparse hashing vectors.
+
+The index lives in ``memory/.dreams/memcore.sqlite`` and covers MEMORY.md and every markdown
+file under ``memory/`` except ``memory/.dreams/``. Before each search, files whose size or
+mtime changed are re-read; only those whose content hash changed are re-chunked (a file
+modified within the last two seconds is re-hashed on the next search too, so a same-size edit
+inside one mtime tick is never missed); unchanged chunks of a re-chunked file keep their rows
+and only move their line range. A file with NUL bytes or invalid UTF-8 is dropped from
+the index and named in the warnings; it never fails a search.
+
+Chunks are markdown blocks with 1-based inclusive line ranges: every top-level list item (with
+its continuation and sub-items) is its own chunk, so each MEMORY.md bullet is one chunk; other
+paragraphs, tables and code fences are one chunk each, split at line boundaries past ~700
+characters. Headings and ``Label:`` lines are not chunk text; the nearest one is indexed with
+the chunks below it as context. Marker comments are skipped.
+
+The tables (``search_files``, ``search_chunks``, ``search_fts``, ``search_meta``) live in
+``memory/.dreams/memcore.sqlite``; bucket document frequencies are kept up to date in
+``search_meta`` so the hashing IDF is always the current corpus's, with no re-embedding.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import sqlite3
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memcore.errors import WorkspaceError
+from memcore.workspace import Workspace, read_text_checked
+
+SCHEMA_VERSION = "2"
+MAX_CHUNK_CHARS = 700
+RACY_NS = 2_000_000_000  # files modified this recently are re-hashed on the next update
+
+
+# Scripts written without spaces between words: FTS5's unicode61 tokenizer would make a whole
+# run one token, so each such character is indexed as a token of its own (queries then match
+# character bigrams as phrases, the usual way to search Chinese and Japanese).
+CJK_RE = re.compile(r"([\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff])")
+
+
+def fts_text(text: str) -> str:
+    """The text as FTS5 indexes it: CJK characters spaced apart, everything else unchanged."""
+    return CJK_RE.sub(r" \1 ", text) if CJK_RE.search(text) else text
+
+
+# -- chunking ---------------------------------------------------------------------------
+
+_HEADING_RE = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
+_LIST_RE = re.compile(r"^\s{0,1}(?:[-*+]|\d{1,9}[.)])\s+")
+_FENCE_RE = re.compile(r"^\s{0,3}(```|~~~)")
+_COMMENT_RE = re.compile(r"^\s*<!--.*-->\s*$")
+_RULE_RE = re.compile(r"^\s{0,3}([-*_])(\s*\1){2,}\s*$")
+_DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_LABEL_MAX = 60
+
+
+@dataclass(frozen=True)
+class Chunk:
+    start_line: int
+    end_line: int
+    text: str  # the lines of the range, as written
+    context: str = ""  # nearest heading or label, indexed with the chunk
+
+    @property
+    def body(self) -> str:
+        return f"{self.context}\n{self.text}" if self.context else self.text
+
+
+def chunk_markdown(text: str) -> list[Chunk]:
+    """Split markdown into chunks with 1-based inclusive line ranges (see module docstring)."""
+    lines = text.split("\n")
+    chunks: list[Chunk] = []
+    block: list[tuple[int, str]] = []
+    context = ""
+    fence: str | None = None
+
+    def flush() -> None:
+        nonlocal block
+        if block:
+            chunks.extend(_split_block(block, context))
+        block = []
+
+    i = 0
+    if lines and lines[0].strip() == "---":  # front matter
+        for j in range(1, len(lines)):
+            if lines[j].strip() in ("---", "..."):
+                i = j + 1
+                break
+    for n in range(i, len(lines)):
+        raw = lines[n].rstrip("\r")
+        line_no = n + 1
+        if fence is not None:
+            block.append((line_no, raw))
+            if raw.strip().startswith(fence):
+                fence = None
+                flush()
+            continue
+        m = _FENCE_RE.match(raw)
+        if m:
+            flush()
+            fence = m.group(1)
+            block.append((line_no, raw))
+            continue
+        stripped = raw.strip()
+        if not stripped or _COMMENT_RE.match(raw) or _RULE_RE.match(raw):
+            flush()
+            continue
+        h = _HEADING_RE.match(raw)
+        if h:
+            flush()
+            title = h.group(1).strip()
+            context = "" if _DATE_RE.match(title) else title
+            continue
+        if _LIST_RE.match(raw):
+            if block and len(block) == 1 and _is_label(block[0][1]):
+                context = block[0][1].strip().rstrip(":")
+                block = []
+            flush()
+        block.append((line_no, raw))
+    flush()
+    return chunks
+
+
+def _is_label(line: str) -> bool:
+    s = line.strip()
+    return s.endswith(":") and len(s) <= _LABEL_MAX and not _LIST_RE.match(line)
+
+
+def _split_block(block: list[tuple[int, str]], context: str) -> list[Chunk]:
+    out: list[Chunk] = []
+    part: list[tuple[int, str]] = []
+    size = 0
+    for line_no, line in block:
+        if part and size + len(line) > MAX_CHUNK_CHARS:
+            out.append(_make_chunk(part, context))
+            part, size = [], 0
+        part.append((line_no, line))
+        size += len(line) + 1
+    if part:
+        out.append(_make_chunk(part, context))
+    return out
+
+
+def _make_chunk(part: list[tuple[int, str]], context: str) -> Chunk:
+    return Chunk(part[0][0], part[-1][0], "\n".join(line for _, line in part).strip(), context)
+
+
+# -- the index --------------------------------------------------------------------------
+
+
+def _ensure_schema(conn: sqlite3.Connection) -> None:
+    conn.execute("CREATE TABLE IF NOT EXISTS search_meta (key TEXT PRIMARY KEY, value)")
+    row = conn.execute("SELECT value FROM search_meta WHERE key = 'schema'").fetchone()
+    if row is not None and row[0] == SCHEMA_VERSION:
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        row = conn.execute("SELECT value FROM search_meta WHERE key = 'schema'").fetchone()
+        if row is None or row[0] != SCHEMA_VERSION:
+            for table in ("search_fts", "search_chunks", "search_files"):
+                conn.execute(f"DROP TABLE IF EXISTS {table}")
+            conn.execute("DELETE FROM search_meta")
+            conn.execute(
+                "CREATE TABLE search_files (path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER,"
+                " sha1 TEXT, chunks INTEGER, error TEXT)"
+            )
+            conn.execute(
+                "CREATE TABLE search_chunks (id INTEGER PRIMARY KEY, path TEXT NOT NULL,"
+                " start_line INTEGER, end_line INTEGER, text TEXT, context TEXT,"
+                " vidx BLOB, vval BLOB)"
+            )
+            conn.execute("CREATE INDEX search_chunks_path ON search_chunks(path)")
+            conn.execute(
+                "CREATE VIRTUAL TABLE search_fts USING fts5(text, context, content='search_chunks',"
+                " content_rowid='id', tokenize='porter unicode61 remove_diacritics 2')"
+            )
+            conn.execute("INSERT INTO search_meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+@dataclass
+class IndexReport:
+    """What one incremental index update did."""
+
+    files: int = 0  # markdown files in the index after the update
+    chunks: int = 0
+    rechunked: int = 0  # files whose content changed and were chunked again
+    rehashed: int = 0  # files re-read because their size or mtime changed (or were recent)
+    removed: int = 0  # files deleted since the last update
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
+    duration_ms: float = 0.0
+
+
+def load_df(conn: sqlite3.Connection) -> tuple[Any, int]:
+    import numpy as np
+
+    from memcore.embeddings.hashing import DIM
+
+    row = conn.execute("SELECT value FROM search_meta WHERE key = 'df'").fetchone()
+    n_row = conn.execute("SELECT value FROM search_meta WHERE key = 'n'").fetchone()
+    if row is None or n_row is None:
+        return np.zeros(DIM, dtype=np.int64), 0
+    return np.frombuffer(row[0], dtype=np.int64).copy(), int(n_row[0])
+
+
+def _delete_chunks(conn: sqlite3.Connection, path: str, df: Any) -> int:
+    import numpy as np
+
+    rows = conn.execute(
+        "SELECT id, text, context, vidx FROM search_chunks WHERE path = ?", (path,)
+    ).fetchall()
+    for cid, text, context, vidx in rows:
+        conn.execute(
+            "INSERT INTO search_fts(search_fts, rowid, text, context) VALUES ('delete', ?, ?, ?)",
+            (cid, fts_text(text), fts_text(context)),
+        )
+        df[np.frombuffer(vidx, dtype=np.uint16).astype(np.intp)] -= 1
+    conn.execute("DELETE FROM search_chunks WHERE path = ?", (path,))
+    return len(rows)
+
+
+def _insert_chunks(conn: sqlite3.Connection, path: str, chunks: list[Chunk], df: Any) -> None:
+    from memcore.embeddings.hashing import raw_features_many
+
+    for ch, (idx, val) in zip(chunks, raw_features_many([c.body for c in chunks]), strict=True):
+        cur = conn.execute(
+            "INSERT INTO search_chunks (path, start_line, end_line, text, context, vidx, vval)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (path, ch.start_line, ch.end_line, ch.text, ch.context, idx.tobytes(), val.tobytes()),
+        )
+        conn.execute(
+            "INSERT INTO search_fts(rowid, text, context) VALUES (?, ?, ?)",
+            (cur.lastrowid, fts_text(ch.text), fts_text(ch.context)),
+        )
+        df[idx.astype("intp")] += 1
+
+
+def _replace_chunks(conn: sqlite3.Connection, path: str, chunks: list[Chunk], df: Any) -> int:
+    """Make the file's indexed chunks ``chunks``; returns the change in the chunk count.
+
+    A chunk whose text and context did not change keeps its row, vector and FTS entry (only its
+    line range moves), so an edit near the top of a long MEMORY.md re-indexes what changed.
+    """
+    import numpy as np
+
+    old: dict[tuple[str, str], list[tuple[int, int, int]]] = {}
+    for cid, start, end, text, context in conn.execute(
+        "SELECT id, start_line, end_line, text, context FROM search_chunks WHERE path = ?"
+        " ORDER BY start_line",
+        (path,),
+    ):
+        old.setdefault((text, context), []).append((cid, start, end))
+    fresh: list[Chunk] = []
+    moved: list[tuple[int, int, int]] = []
+    for ch in chunks:
+        rows = old.get((ch.text, ch.context))
+        if rows:
+            cid, start, end = rows.pop(0)
+            if (start, end) != (ch.start_line, ch.end_line):
+                moved.append((ch.start_line, ch.end_line, cid))
+        else:
+            fresh.append(ch)
+    conn.executemany("UPDATE search_chunks SET start_line = ?, end_line = ? WHERE id = ?", moved)
+    gone = [(cid, key) for key, rows in old.items() for cid, _, _ in rows]
+    for cid, (text, context) in gone:
+        vidx = conn.execute("SELECT vidx FROM search_chunks WHERE id = ?", (cid,)).fetchone()[0]
+        conn.execute(
+            "INSERT INTO search_fts(search_fts, rowid, text, context) VALUES ('delete', ?, ?, ?)",
+            (cid, fts_text(text), fts_text(context)),
+        )
+        df[np.frombuffer(vidx, dtype=np.uint16).astype(np.intp)] -= 1
+        conn.execute("DELETE FROM search_chunks WHERE id = ?", (cid,))
+    _insert_chunks(conn, path, fresh, df)
+    return len(fresh) - len(gone)
+
+
+def _scan(ws: Workspace) -> tuple[dict[str, tuple[str, os.stat_result]], list[tuple[str, str]]]:
+    """Stat the files ``Workspace.markdown_files()`` lists, keyed by workspace-relative path.
+
+    The same walk (MEMORY.md, then ``memory/`` without hidden folders), done with
+    ``os.scandir`` because resolving 1,000 paths alone costs more than a whole search.
+    """
+    found: dict[str, tuple[str, os.stat_result]] = {}
+    problems: list[tuple[str, str]] = []
+
+    def add(rel: str, path: str, entry: os.DirEntry[str] | None = None) -> None:
+        try:
+            found[rel] = (path, entry.stat() if entry is not None else os.stat(path))
+        except OSError as exc:
+            problems.append((rel, f"cannot stat: {exc.strerror}"))
+
+    if ws.memory_md.is_file():
+        add("MEMORY.md", str(ws.memory_md))
+    stack = [("memory", str(ws.memory_dir))] if ws.memory_dir.is_dir() else []
+    while stack:
+        rel_dir, directory = stack.pop()
+        try:
+            with os.scandir(directory) as it:
+                entries = list(it)
+        except OSError as exc:
+            problems.append((rel_dir, f"cannot list: {exc.strerror}"))
+            continue
+        subdirs = []
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                if not entry.name.startswith("."):
+                    subdirs.append((f"{rel_dir}/{entry.name}", entry.path))
+            elif entry.name.endswith(".md"):
+                add(f"{rel_dir}/{entry.name}", entry.path, entry)
+        stack.extend(reversed(subdirs))
+    return found, problems
+
+
+def update_index(conn: sqlite3.Connection, ws: Workspace) -> IndexReport:
+    """Bring the index up to date with the workspace files (incremental)."""
+    t0 = time.perf_counter()
+    _ensure_schema(conn)
+    report = IndexReport()
+    found, problems = _scan(ws)
+    report.skipped.extend(problems)
+
+    def stat_rows() -> dict[str, tuple[int, int]]:
+        cur = conn.cursor()
+        cur.row_factory = None  # plain tuples: this runs on every search
+        return {
+            r[0]: (r[1], r[2]) for r in cur.execute("SELECT path, size, mtime_ns FROM search_files")
+        }
+
+    def dirty(stats: dict[str, tuple[int, int]]) -> tuple[list[str], list[str]]:
+        changed = [
+            rel for rel, (_, st) in found.items() if stats.get(rel) != (st.st_size, st.st_mtime_ns)
+        ]
+        return changed, [rel for rel in stats if rel not in found]
+
+    changed, removed = dirty(stat_rows())
+    if changed or removed:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            # another process may have updated it meanwhile
+            changed, removed = dirty(stat_rows())
+            stored = {r["path"]: r for r in conn.execute("SELECT * FROM search_files")}
+            _apply_changes(conn, ws, found, stored, changed, removed, report)
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+    for row in conn.execute("SELECT path, error FROM search_files WHERE error IS NOT NULL"):
+        if row["path"] in found:
+            report.skipped.append((row["path"], row["error"]))
+    (report.files,) = conn.execute(
+        "SELECT count(*) FROM search_files WHERE error IS NULL"
+    ).fetchone()
+    report.chunks = conn.execute("SELECT count(*) FROM search_chunks").fetchone()[0]
+    report.duration_ms = (time.perf_counter() - t0) * 1000
+    return report
+
+
+def _apply_changes(
+    conn: sqlite3.Connection,
+    ws: Workspace,
+    found: dict[str, tuple[str, os.stat_result]],
+    stored: dict[str, sqlite3.Row],
+    changed: list[str],
+    removed: list[str],
+    report: IndexReport,
+) -> None:
+    df, n = load_df(conn)
+    now_ns = time.time_ns()
+    for rel in removed:
+        n -= _delete_chunks(conn, rel, df)
+        conn.execute("DELETE FROM search_files WHERE path = ?", (rel,))
+        report.removed += 1
+    for rel in changed:
+        path, st = found[rel]
+        # A file modified within RACY_NS of now might change again inside the same mtime tick
+        # at the same size: store an mtime that never matches so it is re-hashed next time.
+        mtime = st.st_mtime_ns if now_ns - st.st_mtime_ns > RACY_NS else -1
+        report.rehashed += 1
+        old = stored.get(rel)
+        try:
+            text = read_text_checked(Path(path))
+        except (WorkspaceError, OSError) as exc:
+            reason = str(exc) if isinstance(exc, WorkspaceError) else f"cannot read: {exc}"
+            n -= _delete_chunks(conn, rel, df)
+            conn.execute(
+                "INSERT OR REPLACE INTO search_files VALUES (?, ?, ?, NULL, 0, ?)",
+                (rel, st.st_size, mtime, reason),
+            )
+            continue
+        sha1 = hashlib.sha1(text.encode("utf-8")).hexdigest()
+        if old is not None and old["sha1"] == sha1 and old["error"] is None:
+            if (old["size"], old["mtime_ns"]) != (st.st_size, mtime):
+                conn.execute(
+                    "UPDATE search_files SET size = ?, mtime_ns = ? WHERE path = ?",
+                    (st.st_size, mtime, rel),
+                )
+            continue
+        chunks = chunk_markdown(text)
+        n += _replace_chunks(conn, rel, chunks, df)
+        conn.execute(
+            "INSERT OR REPLACE INTO search_files VALUES (?, ?, ?, ?, ?, NULL)",
+            (rel, st.st_size, mtime, sha1, len(chunks)),
+        )
+        report.rechunked += 1
+    conn.execute(
+        "INSERT OR REPLACE INTO search_meta VALUES ('df', ?)", (df.astype("int64").tobytes(),)
+    )
+    conn.execute("INSERT OR REPLACE INTO search_meta VALUES ('n', ?)", (n,))
+
+
+def open_index(ws: Workspace) -> sqlite3.Connection:
+    """The workspace database with the search tables in place."""
+    from memcore.db import connect
+
+    try:
+        conn = connect(ws.db_path)
+    except (OSError, sqlite3.Error) as exc:
+        raise WorkspaceError(f"cannot open the search index {ws.db_path}: {exc}") from None
+    _ensure_schema(conn)
+    return conn
+
+
+# -- status -----------------------------------------------------------------------------
+
+
+def _deep_mismatches(
+    found: dict[str, tuple[str, os.stat_result]], stored: dict[str, sqlite3.Row]
+) -> int:
+    """Files whose stat matches the index but whose content hash does not."""
+    count = 0
+    for rel, (path, st) in found.items():
+        row = stored.get(rel)
+        if row is None or row["error"] is not None or row["size"] != st.st_size:
+            continue
+        if row["mtime_ns"] not in (st.st_mtime_ns, -1):
+            continue
+        try:
+            data = Path(path).read_bytes()
+        except OSError:
+            continue
+        if hashlib.sha1(data).hexdigest() != row["sha1"]:
+            count += 1
+    return count
+
+
+def index_stats(ws: Workspace, *, deep: bool = False) -> dict[str, Any]:
+    """Index figures for ``memory status`` without updating the index.
+
+    ``stale`` counts files that are new, changed or deleted since the last update (the next
+    search re-indexes them); ``fresh`` is true when there are none. With ``deep`` the content of
+    every file whose size and mtime look unchanged is hashed too and compared with the index.
+    """
+    db = ws.db_path
+    out: dict[str, Any] = {
+        "path": str(db),
+        "exists": db.exists(),
+        "dbBytes": db.stat().st_size if db.exists() else 0,
+        "files": 0,
+        "chunks": 0,
+        "stale": 0,
+        "fresh": False,
+        "skipped": [],
+    }
+    found, problems = _scan(ws)
+    if not db.exists():
+        out["stale"] = len(found)
+        out["fresh"] = not found
+        return out
+    conn = open_index(ws)
+    try:
+        stored = {r["path"]: r for r in conn.execute("SELECT * FROM search_files")}
+        out["chunks"] = conn.execute("SELECT count(*) FROM search_chunks").fetchone()[0]
+    finally:
+        conn.close()
+    out["files"] = sum(1 for r in stored.values() if r["error"] is None)
+    stale = sum(
+        1
+        for rel, (_, st) in found.items()
+        if rel not in stored
+        or stored[rel]["size"] != st.st_size
+        or stored[rel]["mtime_ns"] not in (st.st_mtime_ns, -1)
+    )
+    stale += sum(1 for rel in stored if rel not in found)
+    if deep:
+        stale += _deep_mismatches(found, stored)
+    out["stale"] = stale
+    out["fresh"] = stale == 0
+    out["skipped"] = [{"path": p, "reason": r} for p, r in problems] + [
+        {"path": rel, "reason": r["error"]}
+        for rel, r in stored.items()
+        if r["error"] is not None and rel in found
+    ]
+    for suffix in ("-wal",):
+        side = db.with_name(db.name + suffix)
+        if side.exists():
+            out["dbBytes"] += side.stat().st_size
+    return out
