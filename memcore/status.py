@@ -150,7 +150,7 @@ def warnings_for(ws: Workspace, status: dict[str, Any]) -> list[str]:
             f"{'y' if health['invalid'] == 1 else 'ies'} (fix: memcore memory status --fix)"
         )
     err = last_record_error(ws)
-    if err:
+    if err and not err.get("resolvedAt"):
         warns.append(f"Recording recalls failed at {err.get('at')}: {err.get('error')}")
     if not status.get("configError"):
         try:

@@ -216,3 +216,17 @@ def test_dreaming_command(ws: Workspace) -> None:
     assert r.stdout.startswith("Dreaming mode set to core.")
     assert 'mode = "core"' in ws.config_path.read_text()
     assert run(ws, "dreaming", "status").stdout.startswith("Dreaming status:\n- mode: core")
+
+
+def test_status_reports_a_failed_recording_until_one_succeeds(ws: Workspace) -> None:
+    write_note(
+        ws, "2026-11-21.md", "# Notes\n\n- The billing cron runs at 02:00 UTC every night.\n"
+    )
+    ws.ensure_dreams_dir()
+    ws.store_path.mkdir()  # the store cannot be written
+    r = run(ws, "memory", "search", "billing cron")
+    assert r.exit_code == 0 and "2026-11-21.md" in r.stdout
+    assert "Recording recalls failed" in run(ws, "memory", "status").stdout
+    ws.store_path.rmdir()
+    run(ws, "memory", "search", "billing cron schedule")
+    assert "Recording recalls failed" not in run(ws, "memory", "status").stdout
