@@ -1,7 +1,139 @@
-"""Commands of this face are registered here (work in progress)."""
+"""``memcore gateway`` (scheduler + HTTP API + Dreams page) and ``memcore mcp`` (MCP server)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
 
 import click
 
+from memcore.cli.common import get_state, handle_errors
+
+
+def _setup_logging() -> None:
+    """Greppable INFO lines with a timestamp on stderr for the long-running faces."""
+    fmt = logging.Formatter("%(asctime)s memcore %(levelname)s %(message)s", "%Y-%m-%dT%H:%M:%S%z")
+    root = logging.getLogger()
+    if not root.handlers:
+        logging.basicConfig(level=logging.WARNING)
+    for handler in root.handlers:
+        if type(handler) is logging.StreamHandler:  # the CLI's own handler, not a test's
+            handler.setFormatter(fmt)
+    logging.getLogger("memcore").setLevel(logging.INFO)
+
+
+@click.command("gateway")
+@click.option(
+    "-w",
+    "--workspace",
+    "workspaces",
+    multiple=True,
+    metavar="DIR",
+    help="Workspace to serve (repeatable). Default: the [[workspaces]] of the user gateway.toml, "
+    "else the root -w / $MEMCORE_WORKSPACE / current directory.",
+)
+@click.option("--host", default=None, help="Address to bind (default 127.0.0.1).")
+@click.option("--port", type=click.IntRange(0, 65535), default=None, help="Port (default 8787).")
+@click.option(
+    "--max-concurrent",
+    type=click.IntRange(1, 64),
+    default=4,
+    show_default=True,
+    help="Workspaces whose jobs may run at the same time.",
+)
+@click.option(
+    "--allow-host",
+    "allow_hosts",
+    multiple=True,
+    metavar="NAME",
+    help="Another Host name the gateway answers to (repeatable; e.g. with --host 0.0.0.0).",
+)
+@click.option("--no-scheduler", is_flag=True, help="Serve the API and page only; run no jobs.")
+@click.option(
+    "--no-embed-token",
+    is_flag=True,
+    help="Never put the token into the page (shared machines); paste it in the page.",
+)
+@handle_errors
+def gateway_cmd(
+    workspaces: tuple[str, ...],
+    host: str | None,
+    port: int | None,
+    max_concurrent: int,
+    allow_hosts: tuple[str, ...],
+    no_scheduler: bool,
+    no_embed_token: bool,
+) -> None:
+    """Run the gateway: scheduled dreaming, the HTTP API and the Dreams page.
+
+    Mutating API routes need the bearer token: $MEMCORE_TOKEN, or a token generated at start and
+    printed once on stderr. Stop with Ctrl-C or SIGTERM; a running job finishes or is recorded
+    as interrupted.
+    """
+    from pathlib import Path
+
+    from memcore.gateway.security import new_token
+    from memcore.gateway.server import GatewayOptions, print_banner, serve
+    from memcore.gateway.workspaces import (
+        build_served,
+        read_user_file,
+        user_file,
+        workspaces_from_user_file,
+    )
+
+    _setup_logging()
+    ufile = user_file()
+    udata = read_user_file(ufile)
+    specs: list[tuple[str | None, Path]] = [(None, Path(w)) for w in workspaces]
+    if not specs:
+        specs = workspaces_from_user_file(udata, ufile)
+    if not specs:
+        specs = [(None, get_state().workspace().root)]
+    served = build_served(specs)
+    defaults = udata.get("gateway", {}) if isinstance(udata.get("gateway"), dict) else {}
+    host = host or str(defaults.get("host", "127.0.0.1"))
+    port = port if port is not None else int(defaults.get("port", 8787))
+    token = os.environ.get("MEMCORE_TOKEN", "").strip()
+    generated = not token
+    token = token or new_token()
+    opts = GatewayOptions(
+        host=host,
+        port=port,
+        token=token,
+        max_concurrent=max_concurrent,
+        scheduler=not no_scheduler,
+        embed_token=not no_embed_token,
+        allow_hosts=allow_hosts,
+    )
+    code = serve(served, opts, banner=lambda url: print_banner(url, token, generated))
+    sys.exit(code)
+
+
+@click.command("mcp")
+@click.option(
+    "-w",
+    "--workspace",
+    "workspace",
+    default=None,
+    metavar="DIR",
+    help="Workspace (default: the root -w / $MEMCORE_WORKSPACE / current directory).",
+)
+@handle_errors
+def mcp_cmd(workspace: str | None) -> None:
+    """Run the MCP server over stdio.
+
+    Tools: memory_search, memory_get, dreaming, promote_preview (and recall with sessions).
+    """
+    from memcore.mcp import run_stdio
+    from memcore.workspace import resolve_workspace
+
+    ws = resolve_workspace(workspace) if workspace else get_state().workspace()
+    logging.getLogger("memcore").setLevel(logging.WARNING)  # stdout is the protocol channel
+    run_stdio(ws)
+
 
 def register(root: click.Group) -> None:
-    """Add this module's commands to the root group."""
+    """Add ``gateway`` and ``mcp`` to the root group."""
+    root.add_command(gateway_cmd)
+    root.add_command(mcp_cmd)

@@ -1,0 +1,235 @@
+"""What the gateway's JSON routes and the Dreams page show: status, candidates, dream runs.
+
+Plain functions of a workspace and ``now``; the HTTP layer (``app.py``) only parses and renders.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from datetime import datetime
+from typing import Any
+
+from memcore import schedule
+from memcore.config import DreamingSettings
+from memcore.errors import WorkspaceError
+from memcore.schedule import Job
+from memcore.timeutil import iso_ms
+from memcore.workspace import Workspace
+
+DREAM_KEYS = ("promoted", "merged", "conflicts", "decayed", "forgotten", "remaining")
+
+
+def settings_or_default(ws: Workspace) -> tuple[DreamingSettings, str | None]:
+    """Current settings, else the last good ones, else the defaults; plus the config error."""
+    settings, err = schedule.dreaming_settings_for(ws)
+    return (settings or DreamingSettings()), err
+
+
+# -- status -------------------------------------------------------------------------------
+
+_status_cache: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {}
+
+
+def _stat_key(ws: Workspace, now: datetime, tz: Any) -> tuple[Any, ...]:
+    def st(p: Any) -> tuple[int, int] | None:
+        try:
+            s = os.stat(p)
+        except OSError:
+            return None
+        return (s.st_mtime_ns, s.st_size)
+
+    return (st(ws.store_path), st(ws.memory_md), st(ws.config_path), now.astimezone(tz).date())
+
+
+def dreaming_status_cached(ws: Workspace, now: datetime) -> dict[str, Any]:
+    """``memcore.status.dreaming_status``, recomputed only when a file it reads changed.
+
+    The store, MEMORY.md and memcore.toml are keyed by (mtime_ns, size), plus today's date
+    for ``promotedToday``; a 5,000-entry store is parsed once, not on every poll.
+    """
+    from memcore.status import dreaming_status
+
+    settings, _err = settings_or_default(ws)
+    key = _stat_key(ws, now, settings.tz)
+    hit = _status_cache.get(str(ws.root))
+    if hit is not None and hit[0] == key:
+        return dict(hit[1])
+    out = dreaming_status(ws, now)
+    _status_cache[str(ws.root)] = (key, out)
+    return dict(out)
+
+
+def next_run_json(due: datetime | None, tz_name: str) -> dict[str, Any] | None:
+    if due is None:
+        return None
+    from zoneinfo import ZoneInfo
+
+    local = due.astimezone(ZoneInfo(tz_name))
+    return {"utc": iso_ms(due), "local": local.isoformat(timespec="minutes"), "timezone": tz_name}
+
+
+def status_payload(ws: Workspace, now: datetime) -> dict[str, Any]:
+    """``GET /api/status`` for one workspace (without the gateway-level fields)."""
+    if not ws.root.is_dir():
+        raise WorkspaceError(f"workspace {ws.root} does not exist any more")
+    out = dreaming_status_cached(ws, now)
+    settings, err = settings_or_default(ws)
+    if err is not None and schedule.dreaming_settings_for(ws)[0] is not None:
+        # the file is invalid now: show the settings the schedule still runs on
+        out.update(
+            {
+                "mode": settings.mode,
+                "enabled": settings.enabled,
+                "cron": settings.cron,
+                "timezone": settings.timezone,
+                "limit": settings.limit,
+                "minScore": settings.min_score,
+                "minRecallCount": settings.min_recall_count,
+                "minUniqueQueries": settings.min_unique_queries,
+            }
+        )
+    jobs: dict[str, Any] = {}
+    promote_due: datetime | None = None
+    for job in schedule.registered_jobs():
+        due, state = schedule.compute_due(ws, job, now)
+        j = state.to_json()
+        j["nextRunAt"] = next_run_json(due, settings.timezone)
+        jobs[job.name] = j
+        if job.name == "promote":
+            promote_due = due
+    out["nextRunAt"] = next_run_json(promote_due, settings.timezone)
+    out["jobs"] = jobs
+    runs = schedule.recent_runs(ws, 1)
+    out["lastRun"] = runs[0] if runs else None
+    schedule_error = next((j["configError"] for j in jobs.values() if j.get("configError")), None)
+    out["configError"] = out.get("configError") or err or schedule_error
+    if out["configError"]:
+        out["scheduleNote"] = "memcore.toml is invalid; the last good schedule is kept"
+    return out
+
+
+# -- candidates ---------------------------------------------------------------------------
+
+
+_cand_cache: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {}
+
+
+def candidates_payload(ws: Workspace, now: datetime, limit: int = 25) -> dict[str, Any]:
+    """Every unpromoted short-term entry scored, best first, with the gate it fails (if any).
+
+    Cached while the store and config are unchanged, for at most a minute (recency moves).
+    """
+    settings, _err = settings_or_default(ws)
+    key = (*_stat_key(ws, now, settings.tz), int(now.timestamp() // 60), limit)
+    hit = _cand_cache.get(str(ws.root))
+    if hit is not None and hit[0] == key:
+        return hit[1]
+    out = _candidates(ws, now, limit)
+    _cand_cache[str(ws.root)] = (key, out)
+    return out
+
+
+def _candidates(ws: Workspace, now: datetime, limit: int) -> dict[str, Any]:
+    from memcore.recall import read_store
+    from memcore.scoring import Thresholds, first_failed_gate, gate_checks, is_eligible, score_entry
+
+    settings, err = settings_or_default(ws)
+    th = Thresholds.from_settings(settings).sanitized()
+    store = read_store(ws, now=now)
+    scored = []
+    for e in store.entries.values():
+        if not is_eligible(e):
+            continue
+        c = score_entry(e, now, th)
+        scored.append(c)
+    scored.sort(key=lambda c: (-c.score, -c.recall_count, c.path))
+    rows = []
+    qualifying = 0
+    for c in scored:
+        failed = first_failed_gate(c, th)
+        qualifying += failed is None
+        if len(rows) >= limit:
+            continue
+        row = c.to_json()
+        row["failedGate"] = failed
+        row["qualifies"] = failed is None
+        row["gates"] = [
+            {"name": g.name, "passed": g.passed, "actual": g.actual, "required": g.required}
+            for g in gate_checks(c, th)
+        ]
+        rows.append(row)
+    return {
+        "thresholds": {
+            "minScore": th.min_score,
+            "minRecallCount": th.min_recall_count,
+            "minUniqueQueries": th.min_unique_queries,
+            "limit": settings.limit,
+        },
+        "total": len(scored),
+        "qualifying": qualifying,
+        "candidates": rows,
+        "configError": err,
+    }
+
+
+# -- dream now ----------------------------------------------------------------------------
+
+
+def _run_cycle() -> Any:
+    try:
+        from memcore.dream.cycle import run_cycle
+    except ModuleNotFoundError as exc:
+        if exc.name in ("memcore.dream.cycle", "memcore.dream"):
+            return None
+        raise
+    except ImportError:
+        return None
+    return run_cycle
+
+
+def dream_now(ws: Workspace, now: datetime) -> dict[str, Any]:
+    """Run the workspace's dream cycle once and return its stats.
+
+    Uses ``memcore.dream.cycle.run_cycle`` when it exists; until then, promotion only (the
+    other steps report zeros). Keys: promoted, merged, conflicts, decayed, forgotten,
+    remaining, durationMs, ranAt.
+    """
+    t0 = time.monotonic()
+    run_cycle = _run_cycle()
+    if run_cycle is not None:
+        stats = dict(run_cycle(ws, now=now, mode="auto"))
+    else:
+        from memcore import promote
+
+        settings, _err = settings_or_default(ws)
+        promoted = 0
+        if settings.limit > 0:
+            res = promote.apply(ws, now=now, settings=settings).to_json()
+            promoted = int((res.get("apply") or {}).get("applied", 0))
+        left = promote.preview(ws, now=now, settings=settings, limit=10_000)
+        stats = {"promoted": promoted, "remaining": len(left.candidates)}
+    out: dict[str, Any] = {k: int(stats.get(k, 0) or 0) for k in DREAM_KEYS}
+    out["durationMs"] = int(stats.get("durationMs") or (time.monotonic() - t0) * 1000)
+    out["ranAt"] = stats.get("ranAt") or iso_ms(now)
+    for k, v in stats.items():  # keep the extra scalar counters the cycle reports (runId, ...)
+        if isinstance(v, int | float | str | bool) or v is None:
+            out.setdefault(k, v)
+    return out
+
+
+DREAM_JOB = Job(
+    name="dream",
+    next_due=lambda ws, now, state: None,  # manual only: the scheduled jobs are registered
+    run=dream_now,
+    description="the dream cycle, run from the API or the Dreams page",
+)
+
+
+def promote_counters(result: dict[str, Any]) -> dict[str, Any]:
+    applied = result.get("apply") or {}
+    return {
+        "candidates": len(result.get("candidates") or []),
+        "promoted": int(applied.get("applied", 0) or 0),
+        "skipped": len(applied.get("skipped") or []),
+    }

@@ -1,0 +1,348 @@
+"""The gateway's Starlette app: JSON API, Dreams page, and the scheduler in its lifespan.
+
+Every request passes the Host/Origin check; every POST also needs the bearer token and
+``application/json``; bodies are size-limited and checked field by field (400, never 500).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import html
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from importlib import resources
+from string import Template
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import Route
+
+from memcore import __version__, schedule
+from memcore.errors import ConfigError, InputError, LockBusy, MemcoreError
+from memcore.gateway import api
+from memcore.gateway.scheduler import Busy, Scheduler, in_daemon_thread
+from memcore.gateway.security import Guard, HTTPProblem, Schema, read_json
+from memcore.gateway.workspaces import Served, UnknownWorkspace, pick
+from memcore.timeutil import utcnow
+
+log = logging.getLogger("memcore.gateway")
+
+SECURITY_HEADERS = {
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+}
+PAGE_CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
+)
+STATIC = {"dreams.js": "text/javascript", "dreams.css": "text/css"}
+
+Handler = Callable[[Request], Awaitable[Response]]
+
+
+class Gateway:
+    """The served workspaces, the guard (token, hosts) and the scheduler, shared by routes."""
+
+    def __init__(self, served: list[Served], guard: Guard, scheduler: Scheduler) -> None:
+        self.served = served
+        self.guard = guard
+        self.scheduler = scheduler
+        self._search_locks: dict[str, asyncio.Lock] = {}
+
+    def search_lock(self, s: Served) -> asyncio.Lock:
+        """Searches of one workspace queue here, in the event loop, without a timeout.
+
+        Each search records under the workspace file lock, whose waiters poll and give up after
+        10 s; 200 concurrent requests would lose recalls to that timeout. Queued here, each
+        search finds the file lock free (unless another process holds it) and records.
+        """
+        lock = self._search_locks.get(s.name)
+        if lock is None:
+            lock = self._search_locks[s.name] = asyncio.Lock()
+        return lock
+
+    def pick(self, request: Request, body: dict[str, Any] | None = None) -> Served:
+        sel = (body or {}).get("workspace")
+        if sel is None:
+            sel = request.query_params.get("workspace")
+        return pick(self.served, None if sel is None else str(sel))
+
+
+def _json(data: Any, status: int = 200) -> JSONResponse:
+    return JSONResponse(data, status_code=status, headers=SECURITY_HEADERS)
+
+
+def _error_status(exc: MemcoreError) -> int:
+    if isinstance(exc, UnknownWorkspace):
+        return 404
+    if isinstance(exc, Busy | LockBusy):
+        return 409
+    if isinstance(exc, InputError):
+        return 400
+    if isinstance(exc, ConfigError):
+        return 422
+    return 422
+
+
+def endpoint(
+    gw: Gateway, fn: Callable[[Gateway, Request], Awaitable[Response]], *, mutating: bool
+) -> Handler:
+    """Wrap a route: Host/Origin (all), token + content type (mutating), errors → JSON."""
+
+    async def handler(request: Request) -> Response:
+        try:
+            gw.guard.check_host_origin(request)
+            if mutating:
+                await gw.guard.check_mutation(request)
+            return await fn(gw, request)
+        except HTTPProblem as p:
+            return _json({"error": p.message}, p.status)
+        except MemcoreError as exc:
+            return _json({"error": str(exc)}, _error_status(exc))
+        except Exception:
+            log.exception("request failed: %s %s", request.method, request.url.path)
+            return _json({"error": "internal error; see the gateway log"}, 500)
+
+    return handler
+
+
+def _int_param(request: Request, name: str, default: int, lo: int, hi: int) -> int:
+    raw = request.query_params.get(name)
+    if raw is None:
+        return default
+    if not raw.isdigit() or not lo <= int(raw) <= hi:
+        raise HTTPProblem(400, f"query parameter {name!r} must be an integer from {lo} to {hi}")
+    return int(raw)
+
+
+# -- GET routes ---------------------------------------------------------------------------
+
+
+async def healthz(gw: Gateway, request: Request) -> Response:
+    return _json({"ok": True, "version": __version__, "workspaces": len(gw.served)})
+
+
+async def workspaces(gw: Gateway, request: Request) -> Response:
+    return _json({"workspaces": [s.to_json() for s in gw.served]})
+
+
+def full_status(gw: Gateway, s: Served) -> dict[str, Any]:
+    out = api.status_payload(s.ws, utcnow())
+    out["workspaceName"] = s.name
+    out["workspaceIndex"] = s.index
+    out["running"] = gw.scheduler.active.get(s.name)
+    out["workspaceError"] = gw.scheduler.errors.get(s.name)
+    return out
+
+
+async def status(gw: Gateway, request: Request) -> Response:
+    s = gw.pick(request)
+    return _json(await asyncio.to_thread(full_status, gw, s))
+
+
+async def candidates(gw: Gateway, request: Request) -> Response:
+    s = gw.pick(request)
+    limit = _int_param(request, "limit", 25, 1, 1000)
+    return _json(await asyncio.to_thread(api.candidates_payload, s.ws, utcnow(), limit))
+
+
+async def runs(gw: Gateway, request: Request) -> Response:
+    s = gw.pick(request)
+    limit = _int_param(request, "limit", 20, 1, 500)
+    job = request.query_params.get("job")
+    data = await asyncio.to_thread(schedule.recent_runs, s.ws, limit, job)
+    return _json({"workspace": s.name, "runs": data})
+
+
+# -- POST routes --------------------------------------------------------------------------
+
+WS_FIELD: Schema = {"workspace": ((str, int), False)}
+
+
+async def promote_route(gw: Gateway, request: Request) -> Response:
+    body = await read_json(
+        request,
+        {**WS_FIELD, "apply": ((bool,), False), "limit": ((int,), False)},
+        gw.guard.max_body,
+    )
+    s = gw.pick(request, body)
+    limit = body.get("limit")
+    if limit is not None and not 0 <= limit <= 10_000:
+        raise HTTPProblem(400, "field 'limit' must be from 0 to 10000")
+    from memcore import promote
+
+    if not body.get("apply"):
+        res = await asyncio.to_thread(lambda: promote.preview(s.ws, now=utcnow(), limit=limit))
+        return _json(res.to_json())
+    full: dict[str, Any] = {}
+
+    def run(ws: Any, now: Any) -> dict[str, Any]:
+        settings, _ = api.settings_or_default(ws)
+        full.update(promote.apply(ws, now=now, limit=limit, settings=settings).to_json())
+        return api.promote_counters(full)
+
+    job = schedule.Job("promote", lambda *a: None, run, hold_lock=False)
+    outcome = await gw.scheduler.run(s, job, trigger="manual")
+    _raise_failed(outcome)
+    gw.scheduler.wake()
+    return _json(full)
+
+
+def _raise_failed(outcome: schedule.RunOutcome) -> None:
+    if outcome.status != "failed":
+        return
+    status = (
+        409
+        if outcome.error_type == "LockBusy"
+        else 500
+        if outcome.error_type
+        not in ("ConfigError", "WorkspaceError", "StoreError", "InputError", "MemcoreError")
+        else 422
+    )
+    raise HTTPProblem(status, outcome.error or "run failed")
+
+
+async def dream_route(gw: Gateway, request: Request) -> Response:
+    body = await read_json(request, WS_FIELD, gw.guard.max_body)
+    s = gw.pick(request, body)
+    outcome = await gw.scheduler.run(s, api.DREAM_JOB, trigger="manual")
+    _raise_failed(outcome)
+    gw.scheduler.wake()
+    return _json({**outcome.result, "runId": outcome.run_id, "workspace": s.name})
+
+
+async def search_route(gw: Gateway, request: Request) -> Response:
+    body = await read_json(
+        request, {**WS_FIELD, "query": ((str,), True), "limit": ((int,), False)}, gw.guard.max_body
+    )
+    s = gw.pick(request, body)
+    query = body["query"].strip()
+    if not query:
+        raise HTTPProblem(400, "field 'query' must not be empty")
+    limit = body.get("limit", 10)
+    if not 1 <= limit <= 100:
+        raise HTTPProblem(400, "field 'limit' must be from 1 to 100")
+    from memcore.search import search
+
+    async with gw.search_lock(s):
+        res = await asyncio.to_thread(search, s.ws, query, limit=limit, now=utcnow())
+    out = res.to_json()
+    out["recorded"] = res.recorded
+    out["recordError"] = res.record_error
+    return _json(out)
+
+
+async def commands_route(gw: Gateway, request: Request) -> Response:
+    body = await read_json(request, {**WS_FIELD, "text": ((str,), True)}, gw.guard.max_body)
+    s = gw.pick(request, body)
+    from memcore.commands import handle_dreaming
+
+    text = body["text"].strip()
+    word = text.split()[0].lower() if text.split() else ""
+    if word not in ("/dreaming", "dreaming"):
+        raise HTTPProblem(
+            400, "unknown command; supported: /dreaming [off|core|rem|deep|status|help]"
+        )
+    reply = await asyncio.to_thread(handle_dreaming, s.ws, text)
+    gw.scheduler.wake()  # a mode change counts now, not after a restart
+    return _json({"reply": reply, "workspace": s.name})
+
+
+# -- the page -----------------------------------------------------------------------------
+
+
+def _asset(name: str) -> str:
+    return resources.files("memcore.gateway").joinpath(name).read_text(encoding="utf-8")
+
+
+async def page(gw: Gateway, request: Request) -> Response:
+    s = gw.pick(request)
+    st = await asyncio.to_thread(full_status, gw, s)
+    token = gw.guard.token if gw.guard.page_may_embed_token(request) else ""
+    options = "".join(
+        f'<option value="{html.escape(x.name)}"{" selected" if x is s else ""}>'
+        f"{html.escape(x.name)}</option>"
+        for x in gw.served
+    )
+    nxt = st.get("nextRunAt") or {}
+    values = {
+        "workspace": html.escape(s.name),
+        "workspace_path": html.escape(str(s.ws.root)),
+        "workspace_options": options,
+        "token": html.escape(token),
+        "short_term": st.get("shortTermCount", 0),
+        "long_term": st.get("longTermCount", 0),
+        "promoted_total": st.get("promotedTotal", 0),
+        "promoted_today": st.get("promotedToday", 0),
+        "next_local": html.escape(_local_text(nxt.get("local")) or "disabled"),
+        "next_utc": html.escape(
+            f"{_utc_text(nxt['utc'])} · {nxt['timezone']}" if nxt else "mode is off"
+        ),
+        "mode": html.escape(str(st.get("mode"))),
+        "version": __version__,
+    }
+    text = Template(_asset("dreams.html")).safe_substitute(values)
+    return HTMLResponse(text, headers={**SECURITY_HEADERS, "Content-Security-Policy": PAGE_CSP})
+
+
+def _local_text(iso: str | None) -> str:
+    """``2026-11-30T06:00+01:00`` → ``2026-11-30 06:00 (+01:00)`` (same as the page's JS)."""
+    if not iso:
+        return ""
+    day, _, rest = iso.partition("T")
+    return f"{day} {rest[:5]} ({rest[5:]})" if len(rest) > 5 else f"{day} {rest}"
+
+
+def _utc_text(iso: str) -> str:
+    day, _, rest = iso.partition("T")
+    return f"{day} {rest[:5]} UTC"
+
+
+async def static(gw: Gateway, request: Request) -> Response:
+    name = request.path_params["name"]
+    if name not in STATIC:
+        raise HTTPProblem(404, "not found")
+    return Response(_asset(name), media_type=STATIC[name], headers=SECURITY_HEADERS)
+
+
+# -- assembly -------------------------------------------------------------------------------
+
+
+def create_app(gw: Gateway) -> Starlette:
+    """The ASGI app; its lifespan starts and stops ``gw.scheduler``."""
+
+    def r(path: str, fn: Any, method: str) -> Route:
+        return Route(path, endpoint(gw, fn, mutating=method == "POST"), methods=[method])
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        await gw.scheduler.start()
+        try:
+            yield
+        finally:
+            await gw.scheduler.stop()
+
+    routes = [
+        r("/", page, "GET"),
+        r("/static/{name}", static, "GET"),
+        r("/healthz", healthz, "GET"),
+        r("/api/workspaces", workspaces, "GET"),
+        r("/api/status", status, "GET"),
+        r("/api/candidates", candidates, "GET"),
+        r("/api/runs", runs, "GET"),
+        r("/api/memories/promote", promote_route, "POST"),
+        r("/api/memories/dream", dream_route, "POST"),
+        r("/api/memories/search", search_route, "POST"),
+        r("/api/commands", commands_route, "POST"),
+    ]
+    app = Starlette(routes=routes, lifespan=lifespan)
+    app.state.gateway = gw
+    return app
+
+
+__all__ = ["Gateway", "create_app", "in_daemon_thread"]

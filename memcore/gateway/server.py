@@ -1,0 +1,224 @@
+"""Starting the gateway: bind the socket (clear error when the port is taken), run uvicorn.
+
+``serve`` blocks until SIGINT/SIGTERM (uvicorn's handlers; the app's lifespan then stops the
+scheduler, which records unfinished runs as interrupted). ``serve_in_thread`` runs the same
+server in a thread for tests and benchmarks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import signal
+import socket
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from memcore.errors import MemcoreError
+from memcore.gateway.app import Gateway, create_app
+from memcore.gateway.scheduler import Scheduler
+from memcore.gateway.security import Guard, is_loopback
+from memcore.gateway.workspaces import Served
+
+log = logging.getLogger("memcore.gateway")
+
+
+class PortInUse(MemcoreError):
+    """The address cannot be bound (exit 1 with a clear message)."""
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    """A listening socket on (host, port); PortInUse with what to do when that fails."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    # proto=IPPROTO_TCP matters: asyncio sets TCP_NODELAY on accepted sockets only when the
+    # protocol says TCP; without it every keep-alive response waits ~40 ms for a delayed ACK.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    try:
+        sock.bind((host, port))
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        raise PortInUse(
+            f"cannot listen on {host}:{port}: {exc.strerror or exc}; "
+            "is another gateway running? choose another port with --port"
+        ) from None
+    sock.set_inheritable(True)
+    return sock
+
+
+@dataclass
+class GatewayOptions:
+    host: str = "127.0.0.1"
+    port: int = 8787
+    token: str = ""
+    max_concurrent: int = 4
+    max_sleep: float = 30.0
+    shutdown_grace: float = 20.0
+    scheduler: bool = True
+    embed_token: bool = True
+    allow_hosts: tuple[str, ...] = ()
+
+
+def build(served: list[Served], opts: GatewayOptions) -> Gateway:
+    guard = Guard(token=opts.token, bind_host=opts.host, extra_hosts=opts.allow_hosts)
+    if not opts.embed_token:
+        guard.page_may_embed_token = lambda request: False  # type: ignore[method-assign]
+    sched = Scheduler(
+        served,
+        max_concurrent=opts.max_concurrent,
+        max_sleep=opts.max_sleep,
+        shutdown_grace=opts.shutdown_grace,
+        enabled=opts.scheduler,
+    )
+    return Gateway(served, guard, sched)
+
+
+def _quiet_server(config: object, tick: float = 1.0) -> object:
+    """A uvicorn Server whose housekeeping loop wakes once a second, not ten times.
+
+    uvicorn polls ``should_exit`` every 0.1 s; for an idle local gateway that is most of its
+    CPU. Once a second still refreshes the Date header and notices a signal within 1 s.
+    """
+    import asyncio
+
+    import uvicorn
+
+    class QuietServer(uvicorn.Server):
+        async def main_loop(self) -> None:
+            counter = 0
+            should_exit = await self.on_tick(counter)
+            while not should_exit:
+                counter = (counter + 10) % 864000  # every call counts as a full second
+                await asyncio.sleep(tick)
+                should_exit = await self.on_tick(counter)
+
+    return QuietServer(config)  # type: ignore[arg-type]
+
+
+def _uvicorn_config(gw: Gateway, opts: GatewayOptions) -> object:
+    import uvicorn
+
+    return uvicorn.Config(
+        create_app(gw),
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+        timeout_graceful_shutdown=int(opts.shutdown_grace) + 1,
+        server_header=False,
+    )
+
+
+def serve(
+    served: list[Served], opts: GatewayOptions, banner: Callable[[str], None] | None = None
+) -> int:
+    """Run the gateway in the foreground until a signal; return the exit code.
+
+    Raises PortInUse before anything else when the address cannot be bound. ``banner`` gets
+    the page URL once the socket is bound.
+    """
+
+    from memcore import schedule
+
+    sock = bind_socket(opts.host, opts.port)
+    port = sock.getsockname()[1]
+    if banner is not None:
+        shown = f"[{opts.host}]" if ":" in opts.host else opts.host
+        banner(f"http://{shown}:{port}")
+    schedule.load_job_modules()
+    if not is_loopback(opts.host):
+        log.warning(
+            "gateway listening on %s, not loopback: anyone who can reach this address can read "
+            "status; mutating routes still need the token",
+            opts.host,
+        )
+    gw = build(served, opts)
+    log.info(
+        "gateway start host=%s port=%d workspaces=%s jobs=%s",
+        opts.host,
+        port,
+        ",".join(f"{s.name}={s.ws.root}" for s in served),
+        ",".join(j.name for j in schedule.registered_jobs()),
+    )
+    server = _quiet_server(_uvicorn_config(gw, opts))
+    # uvicorn re-raises the signal it handled once it has shut down; make that a clean exit
+    previous = signal.signal(signal.SIGTERM, _raise_stop)
+    try:
+        server.run(sockets=[sock])
+    except (KeyboardInterrupt, _Stop):
+        pass
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        sock.close()
+    log.info("gateway stop host=%s port=%d", opts.host, port)
+    return 0 if server.started else 1
+
+
+class _Stop(Exception):
+    pass
+
+
+def _raise_stop(signum: int, frame: object) -> None:
+    raise _Stop()
+
+
+@dataclass
+class Running:
+    """A gateway served from a thread (tests, benchmarks)."""
+
+    gateway: Gateway
+    host: str
+    port: int
+    server: object
+    thread: threading.Thread
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def stop(self) -> None:
+        self.server.should_exit = True  # type: ignore[attr-defined]
+        self.thread.join(timeout=30)
+
+
+@contextlib.contextmanager
+def serve_in_thread(served: list[Served], opts: GatewayOptions) -> Iterator[Running]:
+    """Start the gateway on ``opts.host``/``opts.port`` (0 = a free port) in a thread."""
+
+    sock = bind_socket(opts.host, opts.port)
+    port = sock.getsockname()[1]
+    gw = build(served, opts)
+    server = _quiet_server(_uvicorn_config(gw, opts), tick=0.05)  # stops fast in tests
+    errors: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            server.run(sockets=[sock])
+        except BaseException as exc:
+            errors.append(exc)
+
+    thread = threading.Thread(target=target, daemon=True, name="memcore-gateway")
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        if errors or not thread.is_alive() or time.monotonic() > deadline:
+            sock.close()
+            raise RuntimeError(f"gateway did not start: {errors!r}")
+        time.sleep(0.01)
+    running = Running(gw, opts.host, port, server, thread)
+    try:
+        yield running
+    finally:
+        running.stop()
+        sock.close()
+
+
+def print_banner(url: str, token: str, generated: bool) -> None:
+    """Tell the user where the page is and (once) the generated token, on stderr."""
+    print(f"memcore gateway: {url}/", file=sys.stderr)
+    if generated:
+        print(f"memcore gateway: token {token}  (set MEMCORE_TOKEN to choose one)", file=sys.stderr)

@@ -1,0 +1,182 @@
+"""The MCP server (``memcore mcp``): memory tools for agents over stdio, official ``mcp`` SDK.
+
+Tools: ``memory_search`` (search and record recalls, as the CLI does), ``memory_get`` (a line
+range of a markdown file inside the workspace; anything else is refused), ``dreaming`` (the
+``/dreaming`` chat command), ``promote_preview``, and ``recall`` (short memories of sessions)
+when the sessions module is installed.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from memcore.errors import InputError, MemcoreError
+from memcore.timeutil import utcnow
+from memcore.workspace import Workspace, read_text_checked
+
+MAX_LINES = 500
+DEFAULT_LINES = 200
+_DRIVE_RE = re.compile(r"^[A-Za-z]:")
+
+
+def resolve_inside(ws: Workspace, path: str) -> Path:
+    """The markdown file ``path`` names inside the workspace; InputError for anything else.
+
+    Refused: empty or NUL-containing paths, absolute paths (POSIX, drive letters, UNC), any
+    ``..`` part, paths that resolve outside the workspace (symlinks included), memcore's own
+    ``memory/.dreams/`` and files that are not markdown.
+    """
+    if not isinstance(path, str) or not path.strip() or "\x00" in path:
+        raise InputError(
+            "path must be a non-empty workspace-relative path like memory/2026-04-01.md"
+        )
+    norm = path.strip().replace("\\", "/")
+    pure = PurePosixPath(norm)
+    if pure.is_absolute() or _DRIVE_RE.match(norm) or norm.startswith("//"):
+        raise InputError(f"absolute path {path!r} refused: give a path relative to the workspace")
+    if ".." in pure.parts:
+        raise InputError(f"path {path!r} refused: '..' is not allowed")
+    root = ws.root.resolve()
+    full = (root / pure).resolve()
+    if not full.is_relative_to(root):
+        raise InputError(f"path {path!r} refused: it leads outside the workspace")
+    if full.is_relative_to(ws.dreams_dir.resolve()):
+        raise InputError(f"path {path!r} refused: memory/.dreams/ holds memcore's own data")
+    if full.suffix.lower() != ".md":
+        raise InputError(f"path {path!r} refused: only markdown (.md) files can be read")
+    if not full.is_file():
+        raise InputError(f"no file {pure.as_posix()} in the workspace")
+    return full
+
+
+def read_lines(
+    ws: Workspace, path: str, start_line: int = 1, end_line: int | None = None
+) -> dict[str, Any]:
+    """Lines ``start_line``..``end_line`` (1-based, inclusive) of a workspace markdown file."""
+    full = resolve_inside(ws, path)
+    if start_line < 1:
+        raise InputError(f"start_line must be 1 or more, got {start_line}")
+    if end_line is not None and end_line < start_line:
+        raise InputError(f"end_line ({end_line}) must not be before start_line ({start_line})")
+    lines = read_text_checked(full).splitlines()
+    last = start_line + DEFAULT_LINES - 1 if end_line is None else end_line
+    last = min(last, start_line + MAX_LINES - 1, len(lines))
+    chosen = lines[start_line - 1 : last] if start_line <= len(lines) else []
+    return {
+        "path": ws.rel(full),
+        "startLine": start_line,
+        "endLine": start_line + len(chosen) - 1 if chosen else None,
+        "totalLines": len(lines),
+        "truncated": end_line is not None and last < end_line,
+        "text": "\n".join(chosen),
+    }
+
+
+def _recall_fn() -> Any:
+    try:
+        from memcore.sessions.recall_api import recall
+    except ImportError:
+        return None
+    return recall
+
+
+def build_server(ws: Workspace) -> Any:
+    """The MCPServer with memcore's tools bound to ``ws``."""
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    from memcore import __version__
+
+    server = MCPServer(
+        name="memcore",
+        version=__version__,
+        instructions=(
+            "Long-term and daily memory of this agent's workspace. Use memory_search before "
+            "answering questions about earlier work; read exact lines with memory_get."
+        ),
+        log_level="WARNING",
+    )
+
+    def guarded(fn: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except MemcoreError as exc:
+            raise ToolError(str(exc)) from None
+
+    @server.tool()
+    def memory_search(query: str, limit: int = 10) -> dict[str, Any]:
+        """Search MEMORY.md and the daily notes; hits on daily notes are recorded as recalls
+        (they feed promotion into long-term memory). Returns path, line range, score, snippet."""
+        from memcore.search import search
+
+        if not query.strip():
+            raise ToolError("query must not be empty")
+        if not 1 <= limit <= 100:
+            raise ToolError("limit must be from 1 to 100")
+        res = guarded(search, ws, query, limit=limit, now=utcnow())
+        out = res.to_json()
+        out["recorded"] = res.recorded
+        if res.record_error:
+            out["recordError"] = res.record_error
+        return out
+
+    @server.tool()
+    def memory_get(path: str, start_line: int = 1, end_line: int | None = None) -> dict[str, Any]:
+        """Read lines of a markdown file inside the workspace (e.g. memory/2026-04-01.md,
+        MEMORY.md). Lines are 1-based and inclusive; at most 500 lines per call."""
+        return guarded(read_lines, ws, path, start_line, end_line)
+
+    @server.tool()
+    def dreaming(command: str = "status") -> str:
+        """The /dreaming chat command: status, help, or a mode (off, core, rem, deep)."""
+        from memcore.commands import handle_dreaming
+
+        return guarded(handle_dreaming, ws, f"/dreaming {command}")
+
+    @server.tool()
+    def promote_preview(limit: int | None = None) -> dict[str, Any]:
+        """Which recalled snippets would be promoted into MEMORY.md now (writes nothing)."""
+        from memcore import promote
+
+        if limit is not None and not 0 <= limit <= 10_000:
+            raise ToolError("limit must be from 0 to 10000")
+        res = guarded(promote.preview, ws, now=utcnow(), limit=limit)
+        return res.to_json()
+
+    recall = _recall_fn()
+    if recall is not None:
+
+        @server.tool(name="recall")
+        def recall_tool(
+            memory: str,
+            project: str | None = None,
+            session: str | None = None,
+            reference: str | None = None,
+            version: int | None = None,
+            cursor: str | None = None,
+            start: int | None = None,
+            end: int | None = None,
+        ) -> dict[str, Any]:
+            """Read short memories of finished sessions: memory = global | projects | project |
+            sessions | session | sources. ``start``/``end`` select a session's messages."""
+            args: dict[str, Any] = {"memory": memory}
+            extra = {
+                "project": project,
+                "session": session,
+                "reference": reference,
+                "version": version,
+                "cursor": cursor,
+                "from": start,
+                "to": end,
+            }
+            args.update({k: v for k, v in extra.items() if v is not None})
+            return guarded(recall, ws, args)
+
+    return server
+
+
+def run_stdio(ws: Workspace) -> None:
+    """Serve ``ws`` over stdio until the client closes the pipe."""
+    build_server(ws).run("stdio")
