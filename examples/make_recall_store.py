@@ -10,8 +10,8 @@ The mix is deliberate (checked by ``--check`` and tests/test_examples.py):
 - five facts recalled 9-10 times by 5+ different queries at ~0.92 relevance: they pass core's
   gates (minScore 0.75, 3 recalls, 2 queries) even when recency has decayed to 0, so
   ``memcore -w examples/workspace memory promote`` always shows candidates;
-- a handful recalled 4-5 times near the end of November: candidates on 2026-11-30 that age out
-  a few days later;
+- six recalled 4-6 times late in November: candidates on 2026-11-30 that age out between
+  2026-12-05 and 2027-01-02 as recency decays;
 - many that fail a gate: one or two recalls, one query repeated, or low relevance.
 
 Deterministic: the only randomness is a small score jitter from a fixed seed.
