@@ -46,7 +46,7 @@ def normalize_snippet(text: object) -> str:
     """Trim and collapse whitespace runs to one space; cap at MAX_SNIPPET_CHARS."""
     if not isinstance(text, str):
         return ""
-    out = _WS_RE.sub(" ", text).strip()
+    out = " ".join(text.split())  # the same as collapsing \s+ runs, and much faster
     if len(out) > MAX_SNIPPET_CHARS:
         out = out[: MAX_SNIPPET_CHARS - 1].rstrip() + "…"
     return out

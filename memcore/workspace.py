@@ -154,6 +154,8 @@ def is_daily_note_path(path: str) -> bool:
 
 def normalize_rel_path(path: str) -> str:
     """Backslashes to slashes, a leading ``./`` stripped."""
+    if "\\" not in path and not path.startswith(".") and path == path.strip():
+        return path
     norm = path.strip().replace("\\", "/")
     while norm.startswith("./"):
         norm = norm[2:]
