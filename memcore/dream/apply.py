@@ -1,0 +1,295 @@
+"""Applying planned operations to MEMORY.md: atomic, journaled, compare-and-swap.
+
+The caller holds ``ws.lock()``. Every operation names the entries it touches by id *and* by the
+exact text it saw; when MEMORY.md no longer holds that text (a human edited it after the
+plan), :class:`StalePlan` is raised and nothing is written.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from memcore.dream import journal, ledger
+from memcore.dream.entries import (
+    Document,
+    Entry,
+    body_of,
+    content_hash,
+    entry_raw,
+    eol_of,
+    marker_attrs_for,
+    parse,
+    render,
+)
+from memcore.dream.journal import Change
+from memcore.dream.ledger import Meta
+from memcore.errors import InputError
+from memcore.workspace import Workspace, atomic_write_text
+
+
+class StalePlan(InputError):
+    """MEMORY.md changed between the plan and its application; nothing was applied."""
+
+
+@dataclass
+class MergeOp:
+    keeper_id: str
+    keeper_raw: str
+    absorbed: list[tuple[str, str]]  # (id, raw)
+    new_text: str | None  # merged one-line text, None when the keeper's text stays
+    keeper_after: Meta
+    absorbed_metas: dict[str, Meta]
+    reason: str
+    step: str = "merge"
+
+
+@dataclass
+class RemoveOp:
+    step: str  # reconcile | forget
+    entry_id: str
+    raw: str
+    reason: str
+    meta: Meta | None
+
+
+@dataclass
+class MetaOp:
+    step: str
+    entry_id: str
+    before: Meta
+    after: Meta
+    reason: str
+
+
+Op = MergeOp | RemoveOp | MetaOp
+
+
+@dataclass
+class Applied:
+    run_id: str
+    before_text: str
+    after_text: str
+    changes: list[Change] = field(default_factory=list)
+    promoted: int = 0
+    remaining: int = 0
+
+
+def _same(a: str, b: str) -> bool:
+    return a.rstrip("\r\n") == b.rstrip("\r\n")
+
+
+def with_text(entry: Entry, new_text: str) -> str:
+    """The entry's raw text with its one-line text replaced, keeping the bullet prefix and a
+    promotion trailer; the marker keeps the entry's id (added when it had none)."""
+    body = body_of(entry)
+    first = body.split("\n", 1)[0]
+    prefix = first[: len(first) - len(first.lstrip())]
+    stripped = first.lstrip()
+    for bullet in ("- ", "* ", "+ "):
+        if stripped.startswith(bullet):
+            prefix += bullet
+            break
+    trailer = ""
+    import re
+
+    m = re.search(
+        r"\s*\[score=[0-9.]+\s+recalls=\d+\s+avg=[0-9.]+\s+source=[^\]]*\]\s*$", body.rstrip()
+    )
+    if m:
+        trailer = " " + m.group(0).strip()
+    eol = eol_of(entry)
+    return entry_raw(prefix + new_text + trailer + eol, marker_attrs_for(entry), eol)
+
+
+def anchor_of(doc: Document, idx: int) -> dict[str, Any]:
+    e = doc.entries[idx]
+    lines = doc.lines
+    before_blank = e.start == 0 or not lines[e.start - 1].strip()
+    blank_after = before_blank and e.end < len(lines) and not lines[e.end].strip()
+    return {
+        "prev": doc.entries[idx - 1].id
+        if idx > 0 and doc.entries[idx - 1].section == e.section
+        else None,
+        "section": e.section,
+        "line": e.start,
+        "blankAfter": blank_after,
+    }
+
+
+def apply_ops(
+    ws: Workspace,
+    conn: sqlite3.Connection,
+    ops: Sequence[Op],
+    *,
+    now: datetime,
+    run_id: str,
+    kind: str,
+    mode: str,
+    counters: dict[str, Any],
+    expected_sha1: str | None = None,
+    promote_fn: Callable[[], int] | None = None,
+) -> Applied:
+    """Apply ``ops`` (caller holds the lock); journal every change; return what happened."""
+    source = ledger.read_memory(ws)
+    if expected_sha1 is not None and content_hash(source) != expected_sha1:
+        raise StalePlan(
+            "MEMORY.md was edited since the report was made; nothing applied. "
+            "Run memcore dream again to see a fresh report."
+        )
+    changes: list[Change] = []
+    promoted = 0
+    if promote_fn is not None:
+        old_ids = {e.id for e in parse(source).entries}
+        promoted = promote_fn()
+        current = ledger.read_memory(ws)
+        if current != source:
+            for e in parse(current).entries:
+                if e.id not in old_ids:
+                    changes.append(
+                        Change(
+                            "promote",
+                            "add",
+                            e.id,
+                            "promoted from short-term recall",
+                            after_raw=e.raw,
+                        )
+                    )
+        work_source = current
+    else:
+        work_source = source
+    doc = parse(work_source)
+    index = {e.id: i for i, e in enumerate(doc.entries)}
+
+    def find(entry_id: str, raw: str) -> int:
+        i = index.get(entry_id)
+        if i is None or not _same(doc.entries[i].raw, raw):
+            raise StalePlan(
+                f"entry {entry_id} changed or went away since the plan; nothing applied. "
+                "Run memcore dream again."
+            )
+        return i
+
+    edits: dict[int, str | None] = {}
+    blocks: list[str] = []
+    metas_after: dict[str, Meta] = {}
+    dropped: list[str] = []
+    for op in ops:
+        if isinstance(op, MergeOp):
+            k = find(op.keeper_id, op.keeper_raw)
+            ke = doc.entries[k]
+            if op.new_text is not None:
+                new_raw = with_text(ke, op.new_text)
+                edits[k] = new_raw
+                changes.append(
+                    Change(
+                        op.step,
+                        "modify",
+                        ke.id,
+                        op.reason,
+                        before_raw=ke.raw,
+                        after_raw=new_raw,
+                        anchor=anchor_of(doc, k),
+                    )
+                )
+            for aid, araw in op.absorbed:
+                a = find(aid, araw)
+                ae = doc.entries[a]
+                edits[a] = None
+                am = op.absorbed_metas.get(aid)
+                reason = f"merged into {ke.id}"
+                changes.append(
+                    Change(
+                        op.step,
+                        "remove",
+                        aid,
+                        reason,
+                        before_raw=ae.raw,
+                        before_meta=am.to_json() if am else None,
+                        anchor=anchor_of(doc, a),
+                    )
+                )
+                blocks.append(
+                    journal.archive_block(
+                        run_id, op.step, aid, reason, ae.raw, am.to_json() if am else None, now
+                    )
+                )
+                dropped.append(aid)
+            before = op.absorbed_metas.get(op.keeper_id)
+            changes.append(
+                Change(
+                    op.step,
+                    "meta",
+                    ke.id,
+                    op.reason,
+                    before_meta=before.to_json() if before else None,
+                    after_meta=op.keeper_after.to_json(),
+                )
+            )
+            metas_after[ke.id] = op.keeper_after
+        elif isinstance(op, RemoveOp):
+            i = find(op.entry_id, op.raw)
+            e = doc.entries[i]
+            edits[i] = None
+            meta_json = op.meta.to_json() if op.meta else None
+            changes.append(
+                Change(
+                    op.step,
+                    "remove",
+                    e.id,
+                    op.reason,
+                    before_raw=e.raw,
+                    before_meta=meta_json,
+                    anchor=anchor_of(doc, i),
+                )
+            )
+            blocks.append(
+                journal.archive_block(run_id, op.step, e.id, op.reason, e.raw, meta_json, now)
+            )
+            dropped.append(e.id)
+        else:
+            changes.append(
+                Change(
+                    op.step,
+                    "meta",
+                    op.entry_id,
+                    op.reason,
+                    before_meta=op.before.to_json(),
+                    after_meta=op.after.to_json(),
+                )
+            )
+            metas_after[op.entry_id] = op.after
+    after_text = render(doc, edits) if edits else work_source
+    journal.append_archive(ws, blocks)
+    if after_text != work_source:
+        atomic_write_text(ws.memory_md, after_text)
+    final = parse(after_text)
+    # First-seen rows for entries the ledger does not know yet (promoted or hand-written).
+    rows = ledger.load_rows(conn, [e.id for e in final.entries])
+    fresh = [ledger.effective(e, None, now) for e in final.entries if e.id not in rows]
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        ledger.save(conn, fresh + list(metas_after.values()))
+        ledger.delete(conn, [d for d in dropped if d not in metas_after])
+        counters = dict(counters, promoted=promoted, remaining=len(final.entries))
+        journal.record_run(
+            conn,
+            run_id=run_id,
+            kind=kind,
+            mode=mode,
+            started=now,
+            finished=now,
+            counters=counters,
+            before_text=source,
+            before_sha1=content_hash(source),
+            after_sha1=content_hash(after_text),
+            changes=changes,
+        )
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return Applied(run_id, source, after_text, changes, promoted, len(final.entries))

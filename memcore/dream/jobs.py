@@ -1,0 +1,55 @@
+"""The ``consolidate`` scheduler job: checked at startup and every 30 minutes, it runs the cycle
+unattended (``--auto``) when ``[consolidation] enabled`` and ``interval_hours`` have passed since
+the last run (state in memcore.sqlite: the scheduler's and ``memcore dream``'s own runs)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from memcore.schedule import Job, JobState, register_job
+from memcore.workspace import Workspace
+
+
+def _next_due(ws: Workspace, now: datetime, state: JobState) -> datetime | None:
+    from memcore.config import load_config
+    from memcore.dream.cycle import last_run_at
+    from memcore.dream.settings import consolidation_settings
+
+    s = consolidation_settings(load_config(ws))  # raises ConfigError when invalid
+    if not s.enabled or not ws.memory_md.is_file():
+        return None  # disabled, or no long-term memory yet (re-checked at every tick)
+    last = max((t for t in (state.last_run_at, last_run_at(ws)) if t is not None), default=None)
+    if last is None:
+        return now
+    return last + timedelta(hours=s.interval_hours)
+
+
+def _run(ws: Workspace, now: datetime) -> dict[str, Any]:
+    from memcore.dream.cycle import run_cycle
+
+    res = run_cycle(ws, now=now, mode="auto")
+    keys = (
+        "promoted",
+        "merged",
+        "conflicts",
+        "decayed",
+        "forgotten",
+        "remaining",
+        "durationMs",
+        "ranAt",
+        "runId",
+        "reviewPending",
+    )
+    return {k: res[k] for k in keys}
+
+
+CONSOLIDATE_JOB = register_job(
+    Job(
+        name="consolidate",
+        next_due=_next_due,
+        run=_run,
+        description="merge, reconcile, decay and forget MEMORY.md entries (dream --auto)",
+        poll_seconds=1800,
+    )
+)

@@ -1,0 +1,145 @@
+"""The consolidation report and the summary lines, as pure text from a plan."""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any
+
+from memcore.dream.cycle import Plan
+
+NOTHING = "Dream complete. No duplicate, contradictory, or stale memories found."
+CANCELLED = "Cancelled. No changes made."
+TEXT_LIMIT = 100
+
+
+def cut(text: str, limit: int = TEXT_LIMIT) -> str:
+    """Text cut to ``limit`` characters (an ellipsis marks the cut)."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def report_lines(plan: Plan, *, with_prompt: bool = True) -> list[str]:
+    """The report in the issue's fixed shape; sections without items are left out."""
+    if plan.empty():
+        return [NOTHING]
+    out = ["## dream — consolidation report", ""]
+    if plan.promotions:
+        out.append(f"Promotions ({len(plan.promotions)}):")
+        for p in plan.promotions:
+            out.append(f'  [{p["id"]}] ← "{cut(p.get("snippet") or "")}"')
+        out.append("")
+    if plan.merges:
+        out.append(f"Merges ({len(plan.merges)}):")
+        for m in plan.merges:
+            ids = " + ".join(f"[{i}]" for i in [m.keeper, *m.absorbed])
+            out.append(f'  {ids} → "{cut(m.text)}"')
+        out.append("")
+    if plan.conflicts:
+        out.append(f"Conflicts ({len(plan.conflicts)}):")
+        for c in plan.conflicts:
+            out.append(f'  [{c.a}] vs [{c.b}] — "{cut(c.topic)}" [A/B/skip]')
+        out.append("")
+    if plan.prunes:
+        out.append(f"Prune ({len(plan.prunes)}):")
+        for p in plan.prunes:
+            out.append(f"  [{p.id}] — {p.type}, {p.age_days}d old")
+        out.append("")
+    if with_prompt:
+        out.append(proposed_line(plan))
+    return out
+
+
+def proposed_line(plan: Plan) -> str:
+    return (
+        f"Proposed: {len(plan.merges)} merges, {len(plan.prunes)} prunes, "
+        f"{len(plan.conflicts)} conflicts. Apply? [Y/n]"
+    )
+
+
+def complete_line(result: dict[str, Any]) -> str:
+    return (
+        f"Dream complete — merged: {result['merged']}, pruned: {result['forgotten']}, "
+        f"conflicts resolved: {result['conflictsResolved']}, skipped: {result['conflictsSkipped']}"
+    )
+
+
+def auto_line(workspace: str, result: dict[str, Any]) -> str:
+    return (
+        f"[memcore-dream --auto] workspace={workspace} merged={result['merged']} "
+        f"pruned={result['forgotten']} conflicts_skipped={result['conflictsSkipped']}"
+    )
+
+
+def reminder_line(waiting: int) -> str:
+    noun = "item waits" if waiting == 1 else "items wait"
+    return (
+        f"memcore: {waiting} {noun} for review (conflicts or merges that would lose a detail): "
+        "run `memcore review`"
+    )
+
+
+def unified_diff(before: str, after: str, name: str = "MEMORY.md") -> str:
+    return "".join(
+        difflib.unified_diff(
+            before.splitlines(keepends=True),
+            after.splitlines(keepends=True),
+            fromfile=f"a/{name}",
+            tofile=f"b/{name}",
+        )
+    )
+
+
+def plan_json(plan: Plan) -> dict[str, Any]:
+    """The proposals of a plan as JSON (keys are an API)."""
+    return {
+        "promotions": plan.promotions,
+        "merges": [
+            {
+                "keeper": m.keeper,
+                "absorbed": m.absorbed,
+                "text": m.text,
+                "lossy": m.lossy,
+                "missing": m.missing,
+                "similarity": round(m.similarity, 4),
+            }
+            for m in plan.merges
+        ],
+        "conflicts": [
+            {
+                "a": c.a,
+                "b": c.b,
+                "topic": c.topic,
+                "reason": c.reason,
+                "suggested": "a",
+                "similarity": round(c.similarity, 4),
+                "aText": c.a_text,
+                "bText": c.b_text,
+            }
+            for c in plan.conflicts
+        ],
+        "prunes": [
+            {"id": p.id, "type": p.type, "ageDays": p.age_days, "reason": p.reason}
+            for p in plan.prunes
+        ],
+        "decays": [
+            {"id": d.entry_id, "before": d.before.importance, "after": d.after.importance}
+            for d in plan.decays
+        ],
+    }
+
+
+def planned_text(plan: Plan) -> str:
+    """MEMORY.md as it would be with every merge and prune of ``plan`` (for ``--diff``)."""
+    from memcore.dream.apply import with_text
+    from memcore.dream.entries import render
+
+    index = {e.id: i for i, e in enumerate(plan.doc.entries)}
+    edits: dict[int, str | None] = {}
+    for m in plan.merges:
+        if m.op.new_text is not None and m.keeper in index:
+            edits[index[m.keeper]] = with_text(plan.doc.entries[index[m.keeper]], m.op.new_text)
+        for a in m.absorbed:
+            edits[index[a]] = None
+    for p in plan.prunes:
+        edits[index[p.id]] = None
+    return render(plan.doc, edits)

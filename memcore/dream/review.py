@@ -1,0 +1,212 @@
+"""The review queue: conflicts and detail-losing merges that wait for a human.
+
+``dream --auto`` never resolves a conflict and never applies a merge that would drop a detail
+without a model; it queues them here (once: the same pair is not queued again while it
+waits). ``memcore review`` and the Dreams page list them with :func:`pending` and settle them
+with :func:`resolve`, which applies the choice as a journaled, undoable run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from datetime import datetime
+from typing import Any
+
+from memcore.errors import InputError
+from memcore.timeutil import iso_ms
+from memcore.workspace import Workspace
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS dream_review (
+    item_id INTEGER PRIMARY KEY AUTOINCREMENT,
+    kind TEXT NOT NULL,
+    dedupe_key TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    run_id TEXT,
+    payload TEXT NOT NULL,
+    status TEXT NOT NULL DEFAULT 'pending',
+    resolved_at TEXT,
+    resolution TEXT
+);
+CREATE INDEX IF NOT EXISTS dream_review_pending ON dream_review (status, dedupe_key);
+"""
+
+CONFLICT_CHOICES = ("a", "b", "skip")
+MERGE_CHOICES = ("apply", "reject", "skip")
+
+
+def ensure_schema(conn: sqlite3.Connection) -> None:
+    conn.executescript(_SCHEMA)
+
+
+def dedupe_key(kind: str, payload: dict[str, Any]) -> str:
+    if kind == "conflict":
+        basis = "|".join(sorted([payload["a"]["raw"], payload["b"]["raw"]]))
+    else:
+        basis = (
+            payload["keeper"]["raw"] + "|" + "|".join(sorted(a["raw"] for a in payload["absorbed"]))
+        )
+    return kind + ":" + hashlib.sha1(basis.encode("utf-8")).hexdigest()
+
+
+def queue(
+    conn: sqlite3.Connection,
+    items: list[tuple[str, dict[str, Any]]],
+    run_id: str | None,
+    now: datetime,
+) -> int:
+    """Add (kind, payload) items not already waiting (or rejected); returns how many were new."""
+    added = 0
+    for kind, payload in items:
+        key = dedupe_key(kind, payload)
+        row = conn.execute(
+            "SELECT 1 FROM dream_review"
+            " WHERE dedupe_key = ? AND status IN ('pending', 'dismissed')",
+            (key,),
+        ).fetchone()
+        if row:
+            continue
+        conn.execute(
+            "INSERT INTO dream_review (kind, dedupe_key, created_at, run_id, payload)"
+            " VALUES (?, ?, ?, ?, ?)",
+            (kind, key, iso_ms(now), run_id, json.dumps(payload, ensure_ascii=False)),
+        )
+        added += 1
+    return added
+
+
+def pending_count(conn: sqlite3.Connection) -> int:
+    return int(
+        conn.execute("SELECT count(*) FROM dream_review WHERE status = 'pending'").fetchone()[0]
+    )
+
+
+def _item(row: sqlite3.Row) -> dict[str, Any]:
+    payload = json.loads(row["payload"])
+    return {
+        "itemId": row["item_id"],
+        "kind": row["kind"],
+        "createdAt": row["created_at"],
+        "runId": row["run_id"],
+        "status": row["status"],
+        "choices": list(CONFLICT_CHOICES if row["kind"] == "conflict" else MERGE_CHOICES),
+        **payload,
+    }
+
+
+def pending(ws: Workspace) -> list[dict[str, Any]]:
+    """Items waiting for review, oldest first (for ``memcore review`` and the Dreams page).
+
+    A conflict has ``a`` and ``b`` (``id``, ``text``), ``topic``, ``reason`` and ``suggested``
+    (the likely winner, "a"); a merge has ``keeper``, ``absorbed`` and the proposed ``text``.
+    """
+    from memcore.dream.ledger import connect
+
+    if not ws.db_path.exists():
+        return []
+    with connect(ws) as conn:
+        rows = conn.execute(
+            "SELECT * FROM dream_review WHERE status = 'pending' ORDER BY item_id"
+        ).fetchall()
+    return [_item(r) for r in rows]
+
+
+def get_item(conn: sqlite3.Connection, item_id: int) -> dict[str, Any]:
+    row = conn.execute("SELECT * FROM dream_review WHERE item_id = ?", (item_id,)).fetchone()
+    if row is None:
+        raise InputError(f"no review item {item_id}")
+    return _item(row)
+
+
+def mark(
+    conn: sqlite3.Connection, item_id: int, status: str, resolution: str, now: datetime
+) -> None:
+    conn.execute(
+        "UPDATE dream_review SET status = ?, resolution = ?, resolved_at = ? WHERE item_id = ?",
+        (status, resolution, iso_ms(now), item_id),
+    )
+
+
+def resolve(ws: Workspace, item_id: int, choice: str, *, now: datetime) -> dict[str, Any]:
+    """Settle one item: conflicts take ``a``/``b``/``skip``; merges ``apply``/``reject``/``skip``.
+
+    ``skip`` leaves it waiting; ``reject`` dismisses a merge; the others apply a journaled run.
+    An item whose entries changed since it was queued is marked obsolete and changes nothing.
+    """
+    return _resolve(ws, item_id, choice.strip().lower(), now=now)
+
+
+def _resolve(ws: Workspace, item_id: int, choice: str, *, now: datetime) -> dict[str, Any]:
+    """Apply a review decision as its own journaled run (see :func:`resolve`)."""
+    from memcore.dream import journal, ledger
+    from memcore.dream.apply import MergeOp, Op, RemoveOp, StalePlan, apply_ops
+    from memcore.dream.ledger import Meta
+
+    with ws.lock(), ledger.connect(ws) as conn:
+        item = get_item(conn, item_id)
+        if item["status"] != "pending":
+            raise InputError(f"review item {item_id} is already {item['status']}")
+        allowed = item["choices"]
+        if choice not in allowed:
+            raise InputError(
+                f"choice {choice!r} is not allowed for a {item['kind']}; "
+                f"allowed: {', '.join(allowed)}"
+            )
+        if choice == "skip":
+            return {"itemId": item_id, "status": "pending", "runId": None}
+        if choice == "reject":
+            mark(conn, item_id, "dismissed", "reject", now)
+            return {"itemId": item_id, "status": "dismissed", "runId": None}
+        ops: list[Op]
+        if item["kind"] == "conflict":
+            loser = item["b"] if choice == "a" else item["a"]
+            kept = item["a"] if choice == "a" else item["b"]
+            meta = loser.get("meta")
+            ops = [
+                RemoveOp(
+                    "reconcile",
+                    loser["id"],
+                    loser["raw"],
+                    f'conflict on "{item["topic"]}" resolved for {kept["id"]}',
+                    Meta(**{**meta, "stored": True}) if meta else None,
+                )
+            ]
+        else:
+            metas = {k: Meta(**{**v, "stored": True}) for k, v in item["metas"].items()}
+            ops = [
+                MergeOp(
+                    item["keeper"]["id"],
+                    item["keeper"]["raw"],
+                    [(a["id"], a["raw"]) for a in item["absorbed"]],
+                    item["text"],
+                    Meta(**{**item["keeperAfter"], "stored": True}),
+                    metas,
+                    f"merge approved in review (item {item_id})",
+                )
+            ]
+        run_id = journal.new_run_id(now)
+        counters = {
+            "merged": len(item.get("absorbed", [])),
+            "conflictsResolved": int(item["kind"] == "conflict"),
+        }
+        try:
+            apply_ops(
+                ws,
+                conn,
+                ops,
+                now=now,
+                run_id=run_id,
+                kind="review",
+                mode="review",
+                counters=counters,
+            )
+        except StalePlan:
+            mark(conn, item_id, "obsolete", choice, now)
+            raise StalePlan(
+                f"the entries of review item {item_id} changed since it was queued; "
+                "it was dismissed and nothing changed"
+            ) from None
+        mark(conn, item_id, "resolved", choice, now)
+        return {"itemId": item_id, "status": "resolved", "runId": run_id}

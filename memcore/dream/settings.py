@@ -1,0 +1,87 @@
+"""``[consolidation]`` and ``[retention]`` of ``memcore.toml``, validated with ranges.
+
+The last run time is *state* (``memcore.sqlite``), never config: editing settings does not reset
+the cadence.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from memcore.config import Config, check_number, get_bool, get_number, get_str
+from memcore.dream.entries import TYPES
+from memcore.errors import ConfigError
+
+#: Merge thresholds calibrated per backend id on the labelled pairs in bench/eval/
+#: (see bench/bench_dream.py and /work BENCHMARKS); used when the config sets none.
+CALIBRATED_THRESHOLDS: dict[str, float] = {
+    "hashing-v1-4096": 0.56,
+    "minilm-l6-int8": 0.82,
+}
+DEFAULT_RETENTION: dict[str, int | None] = {"session_state": 90, "compact_summary": 90}
+
+
+@dataclass(frozen=True)
+class ConsolidationSettings:
+    enabled: bool = True
+    interval_hours: float = 24.0
+    merge_threshold: float | None = None  # None: the backend's calibrated default
+    decay_days: float = 30.0
+    forget_days: float = 180.0
+    forget_below_importance: float = 0.15
+    embedder: str = "hashing"
+    retention: dict[str, int | None] = field(default_factory=lambda: dict(DEFAULT_RETENTION))
+
+    def threshold_for(self, backend_id: str, backend_default: float) -> float:
+        if self.merge_threshold is not None:
+            return self.merge_threshold
+        return CALIBRATED_THRESHOLDS.get(backend_id, backend_default)
+
+
+def consolidation_settings(cfg: Config) -> ConsolidationSettings:
+    """Resolve ``[consolidation]`` and ``[retention]``; each bad value raises ConfigError."""
+    t = "consolidation"
+    decay = get_number(cfg, t, "decay_days", 30, lo=1, hi=3650)
+    forget = get_number(cfg, t, "forget_days", 180, lo=1, hi=3650)
+    if forget < decay:
+        raise ConfigError(
+            f"{cfg.where(t, 'forget_days')} = {forget:g} is out of range; allowed: a number from "
+            f"decay_days ({decay:g}) to 3650"
+        )
+    embedder = get_str(cfg, t, "embedder", None)
+    if embedder is None:
+        search = cfg.data.get("search")
+        value = search.get("embedder") if isinstance(search, dict) else None
+        embedder = value.strip() if isinstance(value, str) and value.strip() else "hashing"
+    if embedder.lower() not in ("hashing", "minilm"):
+        raise ConfigError(
+            f"{cfg.where(t, 'embedder')} = {embedder!r} is not allowed; allowed: hashing, minilm"
+        )
+    return ConsolidationSettings(
+        enabled=get_bool(cfg, t, "enabled", True),
+        interval_hours=get_number(cfg, t, "interval_hours", 24, lo=1, hi=720),
+        merge_threshold=get_number(cfg, t, "merge_threshold", None, lo=0.5, hi=0.99),
+        decay_days=decay,
+        forget_days=forget,
+        forget_below_importance=get_number(cfg, t, "forget_below_importance", 0.15, lo=0.01, hi=1),
+        embedder=embedder.lower(),
+        retention=retention_settings(cfg),
+    )
+
+
+def retention_settings(cfg: Config) -> dict[str, int | None]:
+    """``[retention]``: type = days (1-36500) or "never"; unknown types are errors."""
+    out = dict(DEFAULT_RETENTION)
+    for key, value in cfg.table("retention").items():
+        where = cfg.where("retention", key)
+        if key not in TYPES:
+            raise ConfigError(f"{where} is not an entry type; allowed: {', '.join(TYPES)}")
+        if isinstance(value, str) and value.strip().lower() in ("never", "forever"):
+            out[key] = None
+            continue
+        if isinstance(value, str):
+            raise ConfigError(
+                f'{where} = {value!r} is not allowed; allowed: days (1 to 36500) or "never"'
+            )
+        out[key] = check_number(value, where, lo=1, hi=36500, integer=True)
+    return out

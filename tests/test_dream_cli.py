@@ -1,0 +1,218 @@
+"""``memcore dream`` / ``dream history`` / ``dream undo`` / ``review`` / ``memory set``."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from click.testing import CliRunner
+
+from memcore.cli import cli
+from memcore.dream.entries import parse
+from memcore.workspace import Workspace
+
+BODY = (
+    "# Long-Term Memory\n\n"
+    '<!-- memcore:entry id="dup1" created="2026-01-01" -->\n'
+    "- The cache TTL is 300 seconds.\n"
+    '<!-- memcore:entry id="dup2" created="2026-02-01" -->\n'
+    "- The cache TTL is 300 seconds!\n"
+    '<!-- memcore:entry id="portA" created="2026-01-01" -->\n'
+    "- The API server listens on port 8080.\n"
+    '<!-- memcore:entry id="portB" created="2026-03-01" -->\n'
+    "- The API server listens on port 9090.\n"
+    '<!-- memcore:entry id="old" type="session_state" created="2025-01-01" -->\n'
+    "- Debugging the login test.\n"
+)
+
+REPORT = """## dream — consolidation report
+
+Merges (1):
+  [dup1] + [dup2] → "The cache TTL is 300 seconds."
+
+Conflicts (1):
+  [portB] vs [portA] — "api server listens port" [A/B/skip]
+
+Prune (1):
+  [old] — session_state, {age}d old
+
+Proposed: 1 merges, 1 prunes, 1 conflicts. Apply? [Y/n]
+"""
+
+
+def invoke(ws: Workspace, *args: str, input: str | None = None):
+    return CliRunner().invoke(cli, ["-w", str(ws.root), *args], input=input)
+
+
+def setup(ws: Workspace) -> None:
+    ws.memory_md.write_text(BODY, encoding="utf-8")
+
+
+def age() -> int:
+    from datetime import UTC, datetime
+
+    return (datetime.now(UTC) - datetime(2025, 1, 1, tzinfo=UTC)).days
+
+
+def test_report_shape_and_preview_writes_nothing(ws: Workspace) -> None:
+    setup(ws)
+    res = invoke(ws, "dream", "--only", "merge,reconcile,decay,forget")
+    assert res.exit_code == 0, res.output
+    assert res.stdout == REPORT.format(age=age())
+    assert ws.memory_md.read_text(encoding="utf-8") == BODY
+    assert not ws.archive_path.exists()
+
+
+def test_nothing_to_do(ws: Workspace) -> None:
+    ws.memory_md.write_text("# Long-Term Memory\n\n- One fact.\n", encoding="utf-8")
+    res = invoke(ws, "dream", "--only", "merge,reconcile,decay,forget")
+    assert res.stdout == "Dream complete. No duplicate, contradictory, or stale memories found.\n"
+    res = invoke(ws, "dream", "--apply", "--only", "merge,forget")
+    assert res.stdout == "Dream complete. No duplicate, contradictory, or stale memories found.\n"
+
+
+def test_apply_interactive_answers_and_summary(ws: Workspace) -> None:
+    setup(ws)
+    res = invoke(
+        ws, "dream", "--apply", "--diff", "--only", "merge,reconcile,decay,forget", input="B\n\n"
+    )
+    assert res.exit_code == 0, res.output
+    assert res.stdout.endswith(
+        "Dream complete — merged: 1, pruned: 1, conflicts resolved: 1, skipped: 0\n"
+    )
+    assert "Proposed: 1 merges, 1 prunes, 1 conflicts. Apply? [Y/n]" in res.stdout
+    assert "-- The cache TTL is 300 seconds!" in res.stdout  # the diff
+    ids = [e.id for e in parse(ws.memory_md.read_text(encoding="utf-8")).entries]
+    assert ids == ["dup1", "portA"]  # B (portA) kept; portB lost
+
+
+def test_apply_no_cancels(ws: Workspace) -> None:
+    setup(ws)
+    res = invoke(
+        ws, "dream", "--apply", "--only", "merge,reconcile,decay,forget", input="skip\nn\n"
+    )
+    assert res.stdout.endswith("Cancelled. No changes made.\n")
+    assert ws.memory_md.read_text(encoding="utf-8") == BODY
+    res = invoke(ws, "dream", "--apply", input="")  # end of input: cancelled too
+    assert "Cancelled. No changes made." in res.stdout
+    assert ws.memory_md.read_text(encoding="utf-8") == BODY
+
+
+def test_auto_summary_reminder_history_undo_review(ws: Workspace) -> None:
+    setup(ws)
+    res = invoke(ws, "dream", "--auto", "--only", "merge,reconcile,decay,forget")
+    assert res.exit_code == 0, res.output
+    assert res.stdout == (
+        f"[memcore-dream --auto] workspace={ws.root} merged=1 pruned=1 conflicts_skipped=1\n"
+    )
+    assert res.stderr.count("wait for review") + res.stderr.count("waits for review") == 1
+    hist = json.loads(invoke(ws, "dream", "history", "--json").stdout)
+    assert hist["runs"][0]["counters"]["merged"] == 1
+    assert "dream/auto" in invoke(ws, "dream", "history").stdout
+    items = json.loads(invoke(ws, "review", "--json").stdout)["items"]
+    assert len(items) == 1 and items[0]["kind"] == "conflict"
+    res = invoke(ws, "review", input="a\n")
+    assert "Review: 1 settled, 0 waiting." in res.stdout
+    ids = [e.id for e in parse(ws.memory_md.read_text(encoding="utf-8")).entries]
+    assert ids == ["dup1", "portB"]
+    res = invoke(ws, "dream", "undo")  # undoes the review run
+    assert res.exit_code == 0 and "Undid run" in res.stdout
+    run_id = hist["runs"][0]["runId"]
+    res = invoke(ws, "dream", "undo", run_id, "--json")
+    assert res.exit_code == 0, res.output
+    assert ws.memory_md.read_text(encoding="utf-8") == BODY
+    res = invoke(ws, "dream", "undo", run_id)
+    assert res.exit_code == 1 and "already undone" in res.stderr
+
+
+def test_auto_json_keys(ws: Workspace) -> None:
+    setup(ws)
+    out = json.loads(invoke(ws, "dream", "--auto", "--json").stdout)
+    for key in (
+        "promoted",
+        "merged",
+        "conflicts",
+        "decayed",
+        "forgotten",
+        "remaining",
+        "durationMs",
+        "ranAt",
+    ):
+        assert key in out
+    assert out["applied"] is True and out["proposals"]["conflicts"][0]["a"] == "portB"
+    prev = json.loads(invoke(ws, "dream", "--json").stdout)
+    assert prev["applied"] is False and prev["runId"] is None
+
+
+def test_bad_only_and_flags(ws: Workspace) -> None:
+    setup(ws)
+    res = invoke(ws, "dream", "--only", "merge,sleep")
+    assert res.exit_code == 1 and "unknown step(s) sleep" in res.stderr
+    res = invoke(ws, "dream", "--apply", "--auto")
+    assert res.exit_code == 2
+
+
+def test_memory_set(ws: Workspace) -> None:
+    setup(ws)
+    res = invoke(ws, "memory", "set", "portA", "--pin", "--type", "fact", "--importance", "0.8")
+    assert res.exit_code == 0, res.output
+    assert "portA: importance=0.80 type=fact scope=global pinned=yes" in res.stdout
+    assert '<!-- memcore:entry id="portA" created="2026-01-01" pinned="true" type="fact" -->' in (
+        ws.memory_md.read_text(encoding="utf-8")
+    )
+    res = invoke(ws, "memory", "set", "nope", "--pin")
+    assert res.exit_code == 1 and "no entry 'nope'" in res.stderr
+    res = invoke(ws, "memory", "set", "portA", "--type", "gossip")
+    assert res.exit_code == 1 and "type 'gossip' is not allowed" in res.stderr
+    assert invoke(ws, "memory", "set", "portA").exit_code == 2
+
+
+def test_lock_busy_exits_75(ws: Workspace) -> None:
+    setup(ws)
+    ws.ensure_dreams_dir()
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time\nfrom filelock import FileLock\n"
+            "l = FileLock(sys.argv[1]); l.acquire()\n"
+            "print('held', flush=True)\ntime.sleep(30)",
+            str(ws.lock_path),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        res = invoke(ws, "dream", "--auto", "--lock-timeout", "0.2")
+        assert res.exit_code == 75
+        assert "another run is in progress" in res.stderr
+        assert ws.memory_md.read_text(encoding="utf-8") == BODY
+    finally:
+        holder.kill()
+        holder.wait()
+        if holder.stdout is not None:
+            holder.stdout.close()
+
+
+def test_apply_yes_asks_nothing_and_skipped_conflicts_wait(ws: Workspace) -> None:
+    setup(ws)
+    res = invoke(ws, "dream", "--apply", "--yes", "--only", "merge,reconcile,decay,forget")
+    assert res.exit_code == 0, res.output
+    assert res.stdout.endswith(
+        "Dream complete — merged: 1, pruned: 1, conflicts resolved: 0, skipped: 1\n"
+    )
+    assert "1 item waits for review" in res.stderr
+    ids = [e.id for e in parse(ws.memory_md.read_text(encoding="utf-8")).entries]
+    assert ids == ["dup1", "portA", "portB"]
+
+
+def test_entries_listing(ws: Workspace) -> None:
+    setup(ws)
+    out = json.loads(invoke(ws, "dream", "entries", "--json").stdout)["entries"]
+    assert [e["id"] for e in out] == ["dup1", "dup2", "portA", "portB", "old"]
+    assert out[-1]["type"] == "session_state" and out[-1]["startLine"] == 12
+    res = invoke(ws, "dream", "entries")
+    assert "[portA] unknown/global importance=0.50 lines 8-8: The API server listens" in res.stdout
+    assert not ws.db_path.exists()

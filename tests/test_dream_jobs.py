@@ -1,0 +1,70 @@
+"""The ``consolidate`` scheduler job and the review list for the Dreams page."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from memcore.errors import ConfigError
+from memcore.schedule import JobState, get_job
+from memcore.workspace import Workspace
+
+NOW = datetime(2026, 11, 30, 3, 0, tzinfo=UTC)
+
+
+def test_consolidate_job_is_registered_and_due_by_interval(ws: Workspace) -> None:
+    import memcore.dream.jobs  # noqa: F401 - registers the job
+
+    job = get_job("consolidate")
+    assert job.poll_seconds == 1800
+    state = JobState(job="consolidate")
+    assert job.next_due(ws, NOW, state) is None  # no MEMORY.md: nothing to consolidate
+    ws.memory_md.write_text("# M\n", encoding="utf-8")
+    assert job.next_due(ws, NOW, state) == NOW  # never ran: due at startup
+    ws.memory_md.write_text(
+        "# M\n\n- The cache TTL is 300 seconds.\n- The cache TTL is 300 seconds!\n",
+        encoding="utf-8",
+    )
+    out = job.run(ws, NOW)
+    assert (
+        out["merged"] == 1 and out["remaining"] == 1 and out["ranAt"] == "2026-11-30T03:00:00.000Z"
+    )
+    # A manual run counts too: the last run lives in memcore.sqlite.
+    assert job.next_due(ws, NOW + timedelta(minutes=30), state) == NOW + timedelta(hours=24)
+    ws.config_path.write_text("[consolidation]\ninterval_hours = 6\n", encoding="utf-8")
+    assert job.next_due(ws, NOW, state) == NOW + timedelta(hours=6)
+    ws.config_path.write_text("[consolidation]\nenabled = false\n", encoding="utf-8")
+    assert job.next_due(ws, NOW, state) is None
+    ws.config_path.write_text("[consolidation]\ninterval_hours = 1000\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="interval_hours = 1000 is out of range"):
+        job.next_due(ws, NOW, state)
+
+
+def test_pending_review_list_for_the_page(ws: Workspace) -> None:
+    from memcore.dream import cycle, review
+
+    assert review.pending(ws) == []
+    ws.memory_md.write_text(
+        "# M\n\n- The API server listens on port 8080.\n- The API server listens on port 9090.\n",
+        encoding="utf-8",
+    )
+    cycle.run_cycle(ws, now=NOW)
+    items = review.pending(ws)
+    assert [i["kind"] for i in items] == ["conflict"]
+    item = items[0]
+    assert set(item) >= {
+        "itemId",
+        "kind",
+        "createdAt",
+        "a",
+        "b",
+        "topic",
+        "reason",
+        "choices",
+        "suggested",
+    }
+    assert item["choices"] == ["a", "b", "skip"]
+    with pytest.raises(Exception, match="not allowed"):
+        review.resolve(ws, item["itemId"], "apply", now=NOW)
+    assert review.resolve(ws, item["itemId"], "skip", now=NOW)["status"] == "pending"
