@@ -86,6 +86,25 @@ def resolve_thresholds(
     ).sanitized()
 
 
+def _resolve(
+    ws: Workspace,
+    settings: DreamingSettings | None,
+    limit: int | None,
+    min_score: float | None,
+    min_recall_count: int | None,
+    min_unique_queries: int | None,
+) -> tuple[DreamingSettings, Thresholds, int]:
+    """Settings, thresholds and limit of one run: flags over config over the mode's preset."""
+    settings = settings or dreaming_settings(load_config(ws))
+    th = resolve_thresholds(
+        settings,
+        min_score=min_score,
+        min_recall_count=min_recall_count,
+        min_unique_queries=min_unique_queries,
+    )
+    return settings, th, settings.limit if limit is None else limit
+
+
 def preview(
     ws: Workspace,
     *,
@@ -99,14 +118,9 @@ def preview(
 ) -> PromoteResult:
     """Rank the store with the resolved thresholds; write nothing."""
     now = now or utcnow()
-    settings = settings or dreaming_settings(load_config(ws))
-    th = resolve_thresholds(
-        settings,
-        min_score=min_score,
-        min_recall_count=min_recall_count,
-        min_unique_queries=min_unique_queries,
+    settings, th, lim = _resolve(
+        ws, settings, limit, min_score, min_recall_count, min_unique_queries
     )
-    lim = settings.limit if limit is None else limit
     aside_before = set(quarantined_files(ws))
     conn = recall_index.fresh(ws, now)
     try:
@@ -162,14 +176,9 @@ def apply(
     ``keys`` restricts the run to those recall keys; they must still pass every gate.
     """
     now = now or utcnow()
-    settings = settings or dreaming_settings(load_config(ws))
-    th = resolve_thresholds(
-        settings,
-        min_score=min_score,
-        min_recall_count=min_recall_count,
-        min_unique_queries=min_unique_queries,
+    settings, th, lim = _resolve(
+        ws, settings, limit, min_score, min_recall_count, min_unique_queries
     )
-    lim = settings.limit if limit is None else limit
     with ws.lock(lock_timeout):
         before = recall_index.file_stat(ws)
         store = read_store(ws, now=now)
