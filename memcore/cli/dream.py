@@ -294,6 +294,9 @@ def undo_cmd(run_id: str | None, as_json: bool) -> None:
         f"Undid run {res['runId']}: {res['changes']} changes reversed, "
         f"{res['restored']} entries restored (undo run {res['undoRunId']})."
     )
+    if res.get("recallRestored"):
+        click.echo(f"{len(res['recallRestored'])} promoted recall(s) can be promoted again.")
+    _warn(res.get("warnings", []))
 
 
 @click.command("review")

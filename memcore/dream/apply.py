@@ -28,6 +28,7 @@ from memcore.dream.entries import (
 from memcore.dream.journal import Change
 from memcore.dream.ledger import Meta
 from memcore.errors import InputError
+from memcore.timeutil import iso_ms
 from memcore.workspace import Workspace, atomic_write_text
 
 
@@ -69,6 +70,25 @@ Op = MergeOp | RemoveOp | MetaOp
 
 
 @dataclass
+class RecallMark:
+    """One recall-store entry the promote step marked: its key and ``promotedAt`` before
+    (normally None: only unpromoted entries are candidates) and after the run."""
+
+    key: str
+    before: str | None
+    after: str
+
+
+@dataclass
+class PromoteStep:
+    """What the promote step did: entries promoted, and the recall keys it marked promoted
+    (journaled so ``dream undo`` can clear ``promotedAt`` again)."""
+
+    promoted: int
+    marks: list[RecallMark] = field(default_factory=list)
+
+
+@dataclass
 class Applied:
     run_id: str
     before_text: str
@@ -76,6 +96,20 @@ class Applied:
     changes: list[Change] = field(default_factory=list)
     promoted: int = 0
     remaining: int = 0
+
+
+def promote_step(ws: Workspace, now: datetime, lock_timeout: float | None) -> PromoteStep:
+    """Run the promote step (``memcore.promote.apply``) and say which recall keys it marked.
+
+    promote.apply stamps each key it applied with ``iso_ms(now)``, and only ever picks entries
+    without ``promotedAt`` (scoring.is_eligible), so the value before is None."""
+    from memcore import promote
+
+    res = promote.apply(ws, now=now, lock_timeout=lock_timeout)
+    done = res.apply or {}
+    at = iso_ms(now)
+    marks = [RecallMark(c["key"], None, at) for c in done.get("appliedCandidates", [])]
+    return PromoteStep(int(done.get("applied", 0) or 0), marks)
 
 
 def _same(a: str, b: str) -> bool:
@@ -131,9 +165,13 @@ def apply_ops(
     mode: str,
     counters: dict[str, Any],
     expected_sha1: str | None = None,
-    promote_fn: Callable[[], int] | None = None,
+    promote_fn: Callable[[], PromoteStep] | None = None,
 ) -> Applied:
-    """Apply ``ops`` (caller holds the lock); journal every change; return what happened."""
+    """Apply ``ops`` (caller holds the lock); journal every change; return what happened.
+
+    ``promote_fn`` runs the promote step first; the entries it appended are journaled as
+    ``add`` changes and the recall keys it marked as ``recall`` changes (step ``promote``,
+    ``promotedAt`` before and after in the metadata columns, not ledger metadata)."""
     source = ledger.read_memory(ws)
     if expected_sha1 is not None and content_hash(source) != expected_sha1:
         raise StalePlan(
@@ -144,7 +182,8 @@ def apply_ops(
     promoted = 0
     if promote_fn is not None:
         old_ids = {e.id for e in parse(source).entries}
-        promoted = promote_fn()
+        step = promote_fn()
+        promoted = step.promoted
         current = ledger.read_memory(ws)
         if current != source:
             for e in parse(current).entries:
@@ -158,6 +197,17 @@ def apply_ops(
                             after_raw=e.raw,
                         )
                     )
+        for mark in step.marks:
+            changes.append(
+                Change(
+                    "promote",
+                    "recall",
+                    mark.key,
+                    "marked promoted in the recall store",
+                    before_meta={"promotedAt": mark.before},
+                    after_meta={"promotedAt": mark.after},
+                )
+            )
         work_source = current
     else:
         work_source = source

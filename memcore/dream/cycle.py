@@ -14,12 +14,13 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from memcore.config import load_config
 from memcore.dream import journal, ledger, model_merge
 from memcore.dream import review as review_mod
-from memcore.dream.apply import Applied, MergeOp, MetaOp, Op, RemoveOp, apply_ops
+from memcore.dream.apply import Applied, MergeOp, MetaOp, Op, RemoveOp, apply_ops, promote_step
 from memcore.dream.entries import Document, parse
 from memcore.dream.ledger import Meta
 from memcore.dream.lifecycle import age_days, decayed, forget_reason
@@ -371,13 +372,7 @@ def apply_plan(
     }
     promote_fn = None
     if "promote" in plan.steps and plan.promotions:
-
-        def promote_fn() -> int:
-            from memcore import promote
-
-            res = promote.apply(ws, now=now, lock_timeout=lock_timeout)
-            return int((res.apply or {}).get("applied", 0) or 0)
-
+        promote_fn = partial(promote_step, ws, now, lock_timeout)
     with ws.lock(lock_timeout), ledger.connect(ws) as conn:
         applied = apply_ops(
             ws,

@@ -5,6 +5,8 @@ text and metadata before and after, and where it stood (the previous entry's id,
 its line), so ``memcore dream undo`` can put it back. A run keeps MEMORY.md's hash before and
 after and the text before (compressed): when nothing changed since, undo restores that text
 byte for byte.
+The promote step also journals the recall keys it marked ``promotedAt`` (action ``recall``),
+so undo can make them promotable again.
 """
 
 from __future__ import annotations
@@ -70,7 +72,9 @@ def new_run_id(now: datetime) -> str:
 @dataclass
 class Change:
     step: str  # promote | merge | reconcile | decay | forget | set | undo
-    action: str  # add | remove | modify | meta
+    # add | remove | modify | meta, or recall: a recall-store key (entry_id) whose promotedAt
+    # the promote step set; before_meta/after_meta hold {"promotedAt": ...}, not ledger data
+    action: str
     entry_id: str
     reason: str = ""
     before_raw: str | None = None
