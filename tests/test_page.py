@@ -20,6 +20,7 @@ ARGS = [
     "--no-first-run",
 ]
 SCREENSHOT = "/tmp/dreams-page.png"
+MARKUP = 'Never paste <img src=x onerror="document.title=1"> into the wiki.'
 
 pytestmark = pytest.mark.browser
 
@@ -121,3 +122,60 @@ def test_page_shows_config_error(ws: Workspace, page_factory) -> None:
         page.goto(running.url + "/")
         page.wait_for_selector("#alert:not([hidden])")
         assert "sometimes" in page.locator("#alert").inner_text()
+
+
+def test_page_review_sessions_and_health(ws: Workspace, page_factory) -> None:
+    from memcore import sessions
+    from tests.test_gateway_review import (
+        NOW,
+        PORT_NEW,
+        PORT_OLD,
+        queue_conflict,
+        write_session,
+    )
+
+    write_session(ws, "alpha")
+    (ws.root / "sessions" / "broken.jsonl").write_bytes(b"\xff\xfe not text")
+    (ws.memory_dir / "topic.md").write_text("# A topic\n", encoding="utf-8")
+    queue_conflict(ws, lossy_merge=True)
+    with ws.memory_md.open("a", encoding="utf-8") as f:
+        f.write("- Deploy notes live in [deploy](memory/deploy.md).\n")
+        f.write(f"- {MARKUP}\n")
+    sessions.dream(ws, now=NOW)
+    with gateway([ws], scheduler=False) as (running, _client, _):
+        page = page_factory.new_page(viewport={"width": 1200, "height": 900})
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto(running.url + "/")
+        page.wait_for_selector("body[data-loaded='1']")
+
+        conflict = page.locator(".review-item[data-kind='conflict']")
+        expect(conflict).to_have_count(1)
+        expect(page.locator(".review-item[data-kind='merge']")).to_have_count(1)
+        assert PORT_OLD in conflict.inner_text() and PORT_NEW in conflict.inner_text()
+        assert "8080" in conflict.locator(".reason").inner_text()
+        assert conflict.locator("button[data-choice]").count() == 3
+
+        report = page.locator("#sessions")
+        expect(report.locator("dd.read")).to_contain_text("alpha")
+        expect(report.locator("dd.skipped")).to_contain_text("broken: unreadable")
+        assert "session:alpha" in report.locator("dd.wrote").inner_text()
+        assert "calls" in report.locator("dd.tokens").inner_text()
+        health = page.locator("#health")
+        expect(health.locator(".missing-links")).to_contain_text("memory/deploy.md")
+        expect(health.locator(".unlinked")).to_contain_text("memory/topic.md")
+        assert "of 20000 characters" in health.locator(".memory-size").inner_text()
+        assert health.locator("table.unverified tbody tr").count() >= 4
+        assert MARKUP in health.inner_text()  # shown as text, never parsed as markup
+        assert page.locator("img").count() == 0
+        page.screenshot(path="/tmp/dreams-page2.png", full_page=True)
+
+        page.evaluate("window.__marker = 7")
+        conflict.locator("button[data-choice='a']").click()
+        expect(conflict).to_have_count(0, timeout=15000)
+        expect(page.locator(".review-item")).to_have_count(1)  # the merge still waits
+        assert "resolved" in page.locator("#action-status").inner_text()
+        assert page.evaluate("window.__marker") == 7  # no reload
+        assert not errors, errors
+    text = ws.memory_md.read_text(encoding="utf-8")
+    assert PORT_NEW in text and PORT_OLD not in text

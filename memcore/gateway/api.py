@@ -233,3 +233,80 @@ def promote_counters(result: dict[str, Any]) -> dict[str, Any]:
         "promoted": int(applied.get("applied", 0) or 0),
         "skipped": len(applied.get("skipped") or []),
     }
+
+
+# -- review queue and session dreaming ------------------------------------------------------
+
+
+def review_payload(ws: Workspace) -> list[dict[str, Any]]:
+    """Items waiting for review (``memcore.dream.review.pending``), oldest first."""
+    from memcore.dream import review
+
+    if not ws.root.is_dir():
+        raise WorkspaceError(f"workspace {ws.root} does not exist any more")
+    return review.pending(ws)
+
+
+def resolve_review(ws: Workspace, item: int, choice: str, now: datetime) -> dict[str, Any]:
+    """Settle one review item (``memcore.dream.review.resolve``); InputError on a bad choice."""
+    from memcore.dream import review
+
+    return review.resolve(ws, item, choice, now=now)
+
+
+_health_cache: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {}
+
+
+def _health_cached(ws: Workspace, now: datetime) -> dict[str, Any]:
+    """``health_report``, recomputed when MEMORY.md, the store, the config or ``memory/``
+    changed, and at least every 30 s (topic files deeper down do not touch those mtimes)."""
+    from memcore.sessions.health import health_report
+
+    def st(p: Any) -> tuple[int, int] | None:
+        try:
+            s = os.stat(p)
+        except OSError:
+            return None
+        return (s.st_mtime_ns, s.st_size)
+
+    key = (
+        st(ws.memory_md),
+        st(ws.db_path),
+        st(ws.config_path),
+        st(ws.memory_dir),
+        int(now.timestamp() // 30),
+    )
+    hit = _health_cache.get(str(ws.root))
+    if hit is not None and hit[0] == key:
+        return hit[1]
+    out = health_report(ws)
+    _health_cache[str(ws.root)] = (key, out)
+    return out
+
+
+def sessions_payload(ws: Workspace, now: datetime) -> dict[str, Any]:
+    """``GET /api/sessions``: session dreaming status (with the last run's report) and the
+    health of memory. A part that fails carries ``{"error": ...}`` instead of failing both."""
+    import sqlite3
+
+    from memcore import sessions
+    from memcore.errors import MemcoreError
+
+    if not ws.root.is_dir():
+        raise WorkspaceError(f"workspace {ws.root} does not exist any more")
+    parts: dict[str, Any] = {
+        "status": lambda: sessions.status(ws, now),
+        "health": lambda: _health_cached(ws, now),
+    }
+    out: dict[str, Any] = {}
+    for name, fn in parts.items():
+        try:
+            out[name] = fn()
+        except (MemcoreError, sqlite3.Error, OSError) as exc:
+            # e.g. an invalid [sessions] table, or the store locked by a running dream
+            out[name] = {
+                "error": str(exc)
+                if isinstance(exc, MemcoreError)
+                else f"{type(exc).__name__}: {exc}"
+            }
+    return out

@@ -159,6 +159,18 @@ async def runs(gw: Gateway, request: Request) -> Response:
     return _json({"workspace": s.name, "runs": data})
 
 
+async def review_list(gw: Gateway, request: Request) -> Response:
+    s = gw.pick(request)
+    items = await asyncio.to_thread(api.review_payload, s.ws)
+    return _json({"workspace": s.name, "items": items})
+
+
+async def sessions_route(gw: Gateway, request: Request) -> Response:
+    s = gw.pick(request)
+    data = await asyncio.to_thread(api.sessions_payload, s.ws, utcnow())
+    return _json({"workspace": s.name, **data})
+
+
 # -- POST routes --------------------------------------------------------------------------
 
 WS_FIELD: Schema = {"workspace": ((str, int), False)}
@@ -253,6 +265,32 @@ async def commands_route(gw: Gateway, request: Request) -> Response:
     return _json({"reply": reply, "workspace": s.name})
 
 
+REVIEW_CHOICES = ("a", "b", "apply", "reject", "skip")
+
+
+async def review_resolve(gw: Gateway, request: Request) -> Response:
+    """Settle one review item; 409 while a run of the workspace is in progress."""
+    body = await read_json(
+        request, {**WS_FIELD, "item": ((int,), True), "choice": ((str,), True)}, gw.guard.max_body
+    )
+    s = gw.pick(request, body)
+    item, choice = body["item"], body["choice"].strip().lower()
+    if item < 1:
+        raise HTTPProblem(400, "field 'item' must be a positive review item id")
+    if choice not in REVIEW_CHOICES:
+        raise HTTPProblem(400, f"field 'choice' must be one of {', '.join(REVIEW_CHOICES)}")
+    from memcore.dream.apply import StalePlan
+
+    try:
+        out = await gw.scheduler.exclusive(
+            s, "review", lambda: api.resolve_review(s.ws, item, choice, utcnow())
+        )
+    except StalePlan as exc:
+        raise HTTPProblem(409, str(exc)) from None
+    gw.scheduler.wake()
+    return _json({**out, "choice": choice, "workspace": s.name})
+
+
 # -- the page -----------------------------------------------------------------------------
 
 
@@ -335,6 +373,9 @@ def create_app(gw: Gateway) -> Starlette:
         r("/api/status", status, "GET"),
         r("/api/candidates", candidates, "GET"),
         r("/api/runs", runs, "GET"),
+        r("/api/review", review_list, "GET"),
+        r("/api/review", review_resolve, "POST"),
+        r("/api/sessions", sessions_route, "GET"),
         r("/api/memories/promote", promote_route, "POST"),
         r("/api/memories/dream", dream_route, "POST"),
         r("/api/memories/search", search_route, "POST"),

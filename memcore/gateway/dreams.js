@@ -174,13 +174,267 @@
     }
   }
 
+  // -- review queue --------------------------------------------------------------------
+
+  const CHOICE_LABELS = {
+    a: "Keep A", b: "Keep B", apply: "Apply merge", reject: "Reject", skip: "Skip",
+  };
+  const CHOICE_TITLES = {
+    a: "keep A; B leaves MEMORY.md (journaled, undoable)",
+    b: "keep B; A leaves MEMORY.md (journaled, undoable)",
+    apply: "replace the entries with the combined text (journaled, undoable)",
+    reject: "keep the entries apart; this merge is not proposed again",
+    skip: "decide later; the item keeps waiting",
+  };
+  const inFlight = new Set();
+  let reviewKey = null;
+  let lastReview = { items: [] };
+
+  function entryBox(cls, tag, entry, note) {
+    const box = el("div", `entry ${cls}`);
+    const head = el("div", "entry-head");
+    head.appendChild(el("span", "tag", tag));
+    if (note) head.appendChild(el("span", "note", note));
+    head.appendChild(el("span", "eid", entry && entry.id ? `[${entry.id}]` : ""));
+    box.appendChild(head);
+    box.appendChild(el("p", "entry-text", entry ? entry.text : "–"));
+    return box;
+  }
+
+  function reviewCard(it) {
+    const card = el("div", `review-item ${it.kind}`);
+    card.dataset.item = String(it.itemId);
+    card.dataset.kind = it.kind;
+    const head = el("div", "review-head");
+    if (it.kind === "conflict") {
+      head.appendChild(el("span", "kind", "Conflict"));
+      head.appendChild(el("span", "topic", `“${it.topic || ""}”`));
+      head.appendChild(el("span", "reason", it.reason || ""));
+    } else {
+      head.appendChild(el("span", "kind", "Merge"));
+      // the library lists a path and its parts; show only details no other one contains
+      const all = [...new Set(Object.values(it.missing || {}).flat().map(String))];
+      const lost = all.filter((d) => !all.some((o) => o !== d && o.includes(d)));
+      head.appendChild(el("span", "reason",
+        lost.length ? `would lose without review: ${lost.slice(0, 4).join(", ")}` : "needs a human"));
+    }
+    head.appendChild(el("span", "when", `#${it.itemId} · queued ${shortTime(it.createdAt)}`));
+    card.appendChild(head);
+    const body = el("div", "pair");
+    if (it.kind === "conflict") {
+      body.appendChild(entryBox(it.suggested === "a" ? "suggested" : "", "A", it.a,
+        it.suggested === "a" ? "likely winner" : ""));
+      body.appendChild(entryBox(it.suggested === "b" ? "suggested" : "", "B", it.b,
+        it.suggested === "b" ? "likely winner" : ""));
+    } else {
+      body.appendChild(entryBox("", "Keeper", it.keeper));
+      for (const a of it.absorbed || []) body.appendChild(entryBox("", "Absorbed", a));
+      body.appendChild(entryBox("proposed", "Combined text", { text: it.text }));
+    }
+    card.appendChild(body);
+    const actions = el("div", "actions");
+    for (const choice of it.choices || []) {
+      const b = el("button", `choice ${choice}`, CHOICE_LABELS[choice] || choice);
+      b.type = "button";
+      b.dataset.choice = choice;
+      b.title = CHOICE_TITLES[choice] || "";
+      b.disabled = inFlight.has(it.itemId);
+      b.addEventListener("click", () => decide(it.itemId, choice));
+      actions.appendChild(b);
+    }
+    card.appendChild(actions);
+    return card;
+  }
+
+  function renderReview(data) {
+    lastReview = data;
+    const items = data.items || [];
+    text($("review-summary"), items.length ?
+      `${items.length} waiting for a decision` : "conflicts and merges that need a human");
+    const key = JSON.stringify([items.map((it) => it.itemId), [...inFlight]]);
+    if (key === reviewKey) return; // keep the nodes (and a pending click) while nothing changed
+    reviewKey = key;
+    const box = $("review");
+    box.replaceChildren();
+    if (!items.length) {
+      box.appendChild(el("p", "muted", "Nothing waits for review."));
+      return;
+    }
+    for (const it of items) box.appendChild(reviewCard(it));
+  }
+
+  async function decide(itemId, choice) {
+    if (inFlight.has(itemId)) return;
+    inFlight.add(itemId);
+    renderReview(lastReview);
+    text($("action-status"), `Resolving item ${itemId}…`);
+    try {
+      const d = await post("/api/review", { item: itemId, choice });
+      text($("action-status"), choice === "skip" ?
+        `Item ${itemId} skipped; it keeps waiting` : `Item ${itemId}: ${choice} — ${d.status}`);
+    } catch (err) {
+      text($("action-status"), `Resolving item ${itemId} failed: ${err.message}`);
+    } finally {
+      inFlight.delete(itemId);
+      reviewKey = null;
+    }
+    await refresh();
+  }
+
+  // -- session dreaming and memory health ------------------------------------------------
+
+  function shortTime(iso) {
+    return (iso || "").replace("T", " ").replace(/(:\d{2})?\.\d+Z$/, " UTC").replace(/Z$/, " UTC");
+  }
+
+  function describe(x) {
+    if (x === null || x === undefined) return "–";
+    if (typeof x !== "object") return String(x);
+    if (x.session !== undefined && x.reason !== undefined) return `${x.session}: ${x.reason}`;
+    if (x.session !== undefined) {
+      const range = x.from !== undefined ? ` ${x.from}–${x.to}` : "";
+      return `${x.session} (${x.level || "read"}${range})`;
+    }
+    return Object.entries(x).map(([k, v]) => `${k}=${typeof v === "object" ? JSON.stringify(v) : v}`)
+      .join(" ");
+  }
+
+  const LIST_MAX = 12;
+  function list(items, empty) {
+    if (!items || !items.length) return el("span", "muted", empty);
+    const ul = el("ul", "plain");
+    for (const x of items.slice(0, LIST_MAX)) ul.appendChild(el("li", "", describe(x)));
+    if (items.length > LIST_MAX) ul.appendChild(el("li", "muted", `… ${items.length - LIST_MAX} more`));
+    return ul;
+  }
+
+  function kvRow(dl, label, value, cls) {
+    dl.appendChild(el("dt", "", label));
+    const dd = el("dd", cls || "");
+    if (value instanceof Node) dd.appendChild(value); else dd.textContent = value;
+    dl.appendChild(dd);
+    return dd;
+  }
+
+  function renderSessions(st) {
+    const box = $("sessions");
+    box.replaceChildren();
+    if (!st || st.error) {
+      text($("sessions-summary"), "");
+      box.appendChild(el("p", "bad", `Session dreaming: ${st ? st.error : "no data"}`));
+      return;
+    }
+    const b = st.budget || {};
+    text($("sessions-summary"),
+      `${st.enabled ? "enabled" : "disabled"} · ${st.sessions} sessions · ` +
+      `${(st.candidates || []).length} waiting · tokens today ${b.used ?? 0} of ${b.budget ?? "?"}`);
+    if (st.next && st.next.reason) box.appendChild(el("p", "muted next", `Next: ${st.next.reason}`));
+    const run = st.last_run;
+    const rep = (run && run.report) || {};
+    if (!run) {
+      box.appendChild(el("p", "muted", "No session dream has run yet (memcore sessions dream)."));
+    } else {
+      const dl = el("dl", "kv last-report");
+      kvRow(dl, "Last report", `${shortTime(run.started_at)} · ${run.trigger || "?"}` +
+        (rep.model ? ` · model ${rep.model}` : ""));
+      kvRow(dl, "Status", run.status, `st ${run.status}`);
+      if (run.error || rep.error) kvRow(dl, "Error", run.error || rep.error, "bad");
+      kvRow(dl, "Read", list(rep.read, "nothing"), "read");
+      kvRow(dl, "Wrote", list(rep.wrote, "nothing"), "wrote");
+      kvRow(dl, "Skipped", list(rep.skipped, "nothing"), "skipped");
+      const t = rep.tokens || {};
+      kvRow(dl, "Tokens",
+        `${t.calls ?? 0} calls · ${t.prompt ?? 0} prompt + ${t.completion ?? 0} completion · ` +
+        `${t.charged ?? 0} charged` + (t.no_usage ? ` · ${t.no_usage} without usage` : ""),
+        "tokens");
+      box.appendChild(dl);
+    }
+    // sessions unreadable now that the last report does not already name as skipped
+    const named = new Set((rep.skipped || []).map((x) => x && x.session));
+    const unreadable = (st.unreadable || []).filter((u) => !named.has(u.session));
+    if (unreadable.length) {
+      const p = el("div", "warn");
+      p.appendChild(el("span", "", run ? "Unreadable since the last report: " : "Unreadable: "));
+      p.appendChild(list(unreadable.map((u) => ({ session: u.session, reason: u.error })), ""));
+      box.appendChild(p);
+    }
+  }
+
+  function renderHealth(h) {
+    const box = $("health");
+    box.replaceChildren();
+    if (!h || h.error) {
+      text($("health-summary"), "");
+      box.appendChild(el("p", "bad", `Health: ${h ? h.error : "no data"}`));
+      return;
+    }
+    const m = h.memory_md || {};
+    const problems = [];
+    if (m.over_budget) problems.push("MEMORY.md over budget");
+    if (h.missing_links.length) problems.push(`${h.missing_links.length} missing links`);
+    if (h.unlinked_topic_files.length) problems.push(`${h.unlinked_topic_files.length} unlinked files`);
+    if (h.unverified_count) problems.push(`${h.unverified_count} unverified`);
+    text($("health-summary"), problems.length ? problems.join(" · ") : "all good");
+    const dl = el("dl", "kv");
+    const size = el("span", "size");
+    const meter = el("span", `meter${m.over_budget ? " over" : ""}`);
+    const fill = el("span", "fill");
+    fill.style.width = `${Math.min(100, Math.max(0, m.percent || 0))}%`;
+    meter.appendChild(fill);
+    size.appendChild(meter);
+    size.appendChild(el("span", m.over_budget ? "bad" : "",
+      ` ${m.chars} of ${m.budget_chars} characters (${m.percent ?? "–"}%)` +
+      (m.over_budget ? " — over the load budget" : "")));
+    kvRow(dl, "MEMORY.md", size, "memory-size");
+    kvRow(dl, "Missing links", list(h.missing_links, "none"), "missing-links");
+    kvRow(dl, "Unlinked topic files", list(h.unlinked_topic_files, "none"), "unlinked");
+    kvRow(dl, "Never verified",
+      `${h.unverified_count} entries · hits from ${h.hits_source}`, "unverified-count");
+    box.appendChild(dl);
+    const rows = (h.unverified_entries || []).slice(0, 10);
+    if (rows.length) {
+      const table = el("table", "unverified");
+      const head = el("tr");
+      for (const label of ["Hits", "Entry", "Where"]) head.appendChild(el("th", "", label));
+      table.appendChild(el("thead")).appendChild(head);
+      const tbody = el("tbody");
+      for (const e of rows) {
+        const tr = el("tr");
+        tr.appendChild(el("td", "num", e.hits === null || e.hits === undefined ? "?" : String(e.hits)));
+        tr.appendChild(el("td", "snippet", e.text));
+        tr.appendChild(el("td", "source", `${e.section || "–"} · line ${e.line}`));
+        tbody.appendChild(tr);
+      }
+      table.appendChild(tbody);
+      box.appendChild(table);
+    }
+  }
+
+  async function refreshExtra() {
+    // each part fails on its own: a broken session store must not hide the review queue
+    const [rv, ss] = await Promise.allSettled([getJSON("/api/review"), getJSON("/api/sessions")]);
+    if (rv.status === "fulfilled") renderReview(rv.value);
+    else text($("review-summary"), `cannot load: ${rv.reason.message}`);
+    if (ss.status === "fulfilled") {
+      renderSessions(ss.value.status);
+      renderHealth(ss.value.health);
+    } else {
+      text($("sessions-summary"), `cannot load: ${ss.reason.message}`);
+    }
+  }
+
   let busy = false;
+  let again = false;
   async function refresh() {
-    if (busy) return;
+    if (busy) {
+      again = true; // an action finished during a poll: poll once more right after
+      return;
+    }
     busy = true;
     try {
       const [s, c, r] = await Promise.all([
         getJSON("/api/status"), getJSON("/api/candidates"), getJSON("/api/runs?limit=10"),
+        refreshExtra(),
       ]);
       renderStatus(s);
       renderCandidates(c);
@@ -191,6 +445,10 @@
       showAlert([`Cannot reach the gateway: ${err.message}`]);
     } finally {
       busy = false;
+    }
+    if (again) {
+      again = false;
+      await refresh();
     }
   }
 

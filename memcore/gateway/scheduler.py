@@ -249,22 +249,34 @@ class Scheduler:
         self, s: Served, job: Job, *, trigger: str = "manual", slot: datetime | None = None
     ) -> RunOutcome:
         """Run ``job`` on ``s`` now under the workspace guard; raise Busy when one is running."""
+        return await self.exclusive(
+            s,
+            job.name,
+            lambda: schedule.execute(s.ws, job, self.clock(), trigger=trigger, slot=slot),
+        )
+
+    async def exclusive(self, s: Served, label: str, fn: Callable[[], T]) -> T:
+        """Call ``fn`` in a daemon thread under the workspace guard (``label`` shows as running).
+
+        Raises Busy when a run of the workspace is in progress. Used for job runs and for other
+        writes that must not overlap them (review decisions from the Dreams page).
+        """
         guard = self._guards[s.name]
         if not guard.acquire(blocking=False):
             running = self.active.get(s.name, "a job")
             raise Busy(f"workspace {s.name} is busy: {running} is running; try again when it ends")
-        self.active[s.name] = job.name
+        self.active[s.name] = label
 
-        def guarded_run() -> RunOutcome:
-            # the guard is released by the thread itself when the run really ends, so a
+        def guarded() -> T:
+            # the guard is released by the thread itself when the work really ends, so a
             # cancelled request (or shutdown) can never let a second run in early
             try:
-                return schedule.execute(s.ws, job, self.clock(), trigger=trigger, slot=slot)
+                return fn()
             finally:
                 self.active.pop(s.name, None)
                 guard.release()
 
-        return await in_daemon_thread(guarded_run)
+        return await in_daemon_thread(guarded)
 
     def to_json(self) -> dict[str, Any]:
         return {
