@@ -288,7 +288,6 @@ def render_section(
                 {
                     "id": promoted_entry_id(c.key),
                     "key": c.key,
-                    "importance": f"{c.score:.3f}",
                 }
             )
         )

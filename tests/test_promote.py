@@ -203,3 +203,14 @@ def test_explain(ws: Workspace) -> None:
     assert out["passes"] is False
     with pytest.raises(Exception, match="No promotion candidate matched"):
         promote.explain(ws, "nothing like this", now=NOW)
+
+
+def test_promoted_entries_parse_cleanly_for_consolidation(ws: Workspace) -> None:
+    from memcore.dream.entries import parse
+
+    key = seed(ws)
+    promote.apply(ws, now=NOW)
+    doc = parse(ws.memory_md.read_text())
+    assert doc.warnings == []
+    (entry,) = doc.entries
+    assert entry.id == promote.promoted_entry_id(key)

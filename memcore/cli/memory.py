@@ -220,11 +220,15 @@ def status_cmd(deep: bool, fix: bool, as_json: bool) -> None:
     idx = st["index"]
     if idx.get("error"):
         click.echo(f"Index: unavailable ({idx['error']})")
-    elif idx:
+    elif idx and not idx.get("files"):
         click.echo(
-            f"Index: {idx.get('files', 0)} files · {idx.get('chunks', 0)} chunks · "
-            f"{idx.get('staleFiles', 0)} stale"
+            f"Index: not built yet ({idx.get('stale', 0)} files; the first search builds it)"
         )
+    elif idx:
+        fresh = "fresh" if idx.get("fresh") else f"{idx.get('stale', 0)} stale"
+        click.echo(f"Index: {idx.get('files', 0)} files · {idx.get('chunks', 0)} chunks · {fresh}")
+        for skipped in idx.get("skipped") or []:
+            click.echo(f"Index skipped: {skipped}")
     click.echo(
         f"Recall store: {h['entries']} entries · {st['promotedTotal']} promoted · "
         f"{st['shortTermCount']} short-term · {h['invalid']} invalid · {h['sizeBytes']} bytes"
