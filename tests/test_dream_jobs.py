@@ -68,3 +68,29 @@ def test_pending_review_list_for_the_page(ws: Workspace) -> None:
     with pytest.raises(Exception, match="not allowed"):
         review.resolve(ws, item["itemId"], "apply", now=NOW)
     assert review.resolve(ws, item["itemId"], "skip", now=NOW)["status"] == "pending"
+
+
+@pytest.mark.parametrize(("mode", "promoted"), [("off", 0), ("core", 1)])
+def test_unattended_job_promotes_only_when_dreaming_is_on(
+    ws: Workspace, mode: str, promoted: int
+) -> None:
+    import memcore.dream.jobs  # noqa: F401 - registers the job
+    from memcore import recall
+
+    (ws.memory_dir / "2026-11-28.md").write_text(
+        "# Notes\n\n- The staging database is db-stg-02 in eu-west.\n", encoding="utf-8"
+    )
+    hit = {
+        "path": "memory/2026-11-28.md",
+        "startLine": 3,
+        "endLine": 3,
+        "score": 0.95,
+        "snippet": "- The staging database is db-stg-02 in eu-west.",
+    }
+    for i in range(4):
+        recall.record_recalls(ws, f"staging db {i}", [hit], now=NOW - timedelta(hours=i + 1))
+    ws.memory_md.write_text("# Long-Term Memory\n\n- Keep PRs small.\n", encoding="utf-8")
+    ws.config_path.write_text(f'[dreaming]\nmode = "{mode}"\n', encoding="utf-8")
+    out = get_job("consolidate").run(ws, NOW)
+    assert out["promoted"] == promoted
+    assert ("db-stg-02" in ws.memory_md.read_text()) is bool(promoted)
