@@ -323,6 +323,9 @@ mode = "off"
 # recency_half_life_days = 14
 # max_entries = 5000        # cap on the recall store
 
+# [search]
+# record = true             # false: searches never write the recall store
+
 # [dreaming.weights]
 # frequency = 0.35
 # relevance = 0.35

@@ -286,11 +286,14 @@ def _record(
     lock_timeout: float,
 ) -> tuple[int, str | None]:
     try:
-        from memcore.config import dreaming_settings, load_config
+        from memcore.config import dreaming_settings, get_bool, load_config
         from memcore.recall import record_recalls
         from memcore.scoring import Thresholds, passes_gates
 
-        s = settings if settings is not None else dreaming_settings(load_config(ws))
+        cfg = load_config(ws)
+        if not get_bool(cfg, "search", "record", True):
+            return 0, None  # the user turned recall recording off ([search] record = false)
+        s = settings if settings is not None else dreaming_settings(cfg)
         th = Thresholds.from_settings(s).sanitized()
         res = record_recalls(
             ws,

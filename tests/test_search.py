@@ -534,3 +534,18 @@ def test_deep_index_stats_hashes_content(mws: Workspace) -> None:
     assert index_stats(mws, deep=True)["stale"] == 1
     assert search(mws, "Rob out until Friday", record=False).results[0]["startLine"] == 4
     assert index_stats(mws, deep=True)["stale"] == 0
+
+
+def test_recording_can_be_turned_off(ws: Workspace) -> None:
+    from memcore.search import search
+
+    (ws.memory_dir / "2026-11-21.md").write_text(
+        "# Notes\n\n- The billing cron runs at 02:00 UTC every night.\n", encoding="utf-8"
+    )
+    ws.config_path.write_text("[search]\nrecord = false\n", encoding="utf-8")
+    res = search(ws, "billing cron")
+    assert res.results and res.recorded == 0 and res.record_error is None
+    assert not ws.store_path.exists()
+    ws.config_path.write_text('[search]\nrecord = "no"\n', encoding="utf-8")
+    res = search(ws, "billing cron")
+    assert res.results and "[search] record = 'no' is not a boolean" in res.record_error
