@@ -92,18 +92,27 @@ def last_record_error(ws: Workspace) -> dict[str, Any] | None:
 
 
 def lock_state(ws: Workspace) -> str:
-    """``free`` or ``held`` (by another process or thread)."""
+    """``free``, ``held`` (by another memcore process or thread, or by OpenClaw) or ``stale``
+    (a dead holder's lock file, cleared by the next run)."""
     from filelock import FileLock, Timeout
+
+    from memcore.workspace import shared_lock_owner
 
     if not ws.dreams_dir.is_dir():
         return "free"
-    lock = FileLock(str(ws.lock_path), timeout=0)
-    try:
-        lock.acquire()
-    except Timeout:
-        return "held"
-    lock.release()
-    return "free"
+    if ws.flock_path.exists():
+        lock = FileLock(str(ws.flock_path), timeout=0)
+        try:
+            lock.acquire()
+        except Timeout:
+            return "held"
+        lock.release()
+    if not ws.lock_path.exists():
+        return "free"
+    pid, stale = shared_lock_owner(ws.lock_path)
+    if stale:
+        return "stale"
+    return f"held by process {pid}" if pid else "held"
 
 
 def dreaming_status(ws: Workspace, now: datetime | None = None) -> dict[str, Any]:

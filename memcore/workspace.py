@@ -9,6 +9,7 @@ import contextlib
 import os
 import re
 import tempfile
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -91,33 +92,107 @@ class Workspace:
                         files.append(Path(dirpath) / name)
         return files
 
+    @property
+    def flock_path(self) -> Path:
+        return self.dreams_dir / "memcore.lock"
+
     @contextlib.contextmanager
     def lock(self, timeout: float | None = None) -> Iterator[None]:
-        """Hold the workspace lock (the sidecar lock file, never a data file).
+        """Hold the workspace lock; raise LockBusy when it is not free within ``timeout``
+        seconds (default: ``$MEMCORE_LOCK_TIMEOUT``, else 10).
 
-        Raises LockBusy when another process holds it past ``timeout`` seconds (default:
-        ``$MEMCORE_LOCK_TIMEOUT``, else 10).
+        Two layers: a kernel lock (filelock) on ``memory/.dreams/memcore.lock`` keeps memcore
+        processes and threads apart and vanishes when a holder dies; under it memcore also
+        takes OpenClaw's lock, ``short-term-promotion.lock`` created exclusively with
+        ``<pid>:<epochMs>``, so an OpenClaw gateway on the same workspace waits for memcore
+        and memcore waits for it. Re-entrant within a thread.
         """
         from filelock import FileLock, Timeout
 
         if timeout is None:
             timeout = lock_timeout_default()
-
+        deadline = time.monotonic() + timeout
         self.ensure_dreams_dir()
         # The timeout goes to acquire(), not the constructor: a singleton FileLock refuses a
         # second construction with a different timeout (ValueError) while the first is alive.
-        lock = FileLock(str(self.lock_path), is_singleton=True)
+        lock = FileLock(str(self.flock_path), is_singleton=True)
         try:
             lock.acquire(timeout=timeout)
         except Timeout:
             raise LockBusy(
-                f"another memcore run holds the lock {self.lock_path} "
+                f"another memcore run holds the lock {self.flock_path} "
                 f"(waited {timeout:g}s); try again later"
             ) from None
+        outer = lock.lock_counter == 1
         try:
-            yield
+            token = _take_shared_lock(self.lock_path, deadline, timeout) if outer else None
+            try:
+                yield
+            finally:
+                if token is not None:
+                    _drop_shared_lock(self.lock_path, token)
         finally:
             lock.release()
+
+
+STALE_LOCK_SECONDS = 60.0
+_LOCK_OWNER_RE = re.compile(rb"^(\d+):")
+
+
+def shared_lock_owner(path: Path) -> tuple[int | None, bool]:
+    """(pid, stale) of OpenClaw's lock file at ``path``: stale when its owner is known dead,
+    or when its content names no owner and it is older than 60 s (OpenClaw's rule)."""
+    try:
+        data = path.read_bytes()
+        age = time.time() - path.stat().st_mtime
+    except FileNotFoundError:
+        return None, True
+    m = _LOCK_OWNER_RE.match(data)
+    if m is None:
+        return None, age > STALE_LOCK_SECONDS
+    pid = int(m.group(1))
+    if pid == os.getpid():
+        return pid, True  # this process holds the kernel lock, so no thread of ours holds it
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return pid, True
+    except OSError:
+        return pid, False  # EPERM and the like: alive
+    return pid, False
+
+
+def _take_shared_lock(path: Path, deadline: float, timeout: float) -> bytes:
+    token = f"{os.getpid()}:{int(time.time() * 1000)}\n".encode()
+    while True:
+        try:
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        except FileExistsError:
+            pid, stale = shared_lock_owner(path)
+            if stale:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(path)
+                continue
+            if time.monotonic() >= deadline:
+                owner = f" (process {pid})" if pid else ""
+                raise LockBusy(
+                    f"another memcore or OpenClaw run{owner} holds the lock {path} "
+                    f"(waited {timeout:g}s); try again later"
+                ) from None
+            time.sleep(0.04)
+            continue
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(token)
+        return token
+
+
+def _drop_shared_lock(path: Path, token: bytes) -> None:
+    """Remove the lock file only if it is still ours."""
+    try:
+        if path.read_bytes() == token:
+            path.unlink()
+    except FileNotFoundError:
+        pass
 
 
 def lock_timeout_default() -> float:
