@@ -490,42 +490,6 @@ def enforce_cap(
     return victims
 
 
-# -- repair -----------------------------------------------------------------------------
-
-
-@dataclass
-class RepairResult:
-    changed: bool
-    dropped_invalid: int
-    entries: int
-    quarantined: Path | None = None
-
-
-def repair_store(
-    ws: Workspace, *, now: datetime | None = None, lock_timeout: float | None = None
-) -> RepairResult:
-    """Normalise the store (drop invalid entries, de-duplicate hashes); rewrite only on change."""
-    now = now or utcnow()
-    with ws.lock(lock_timeout):
-        path = ws.store_path
-        before = path.read_bytes() if path.exists() else None
-        store = read_store(ws, now=now)
-        if store.quarantined is not None:
-            write_store(ws, store, now)
-            return RepairResult(True, 0, 0, store.quarantined)
-        if before is None:
-            return RepairResult(False, 0, 0)
-        if not before.strip():
-            write_store(ws, store, now)
-            return RepairResult(True, 0, 0)
-        store.updated_at = store.updated_at or iso_ms(now)
-        after = store.to_json_bytes()
-        if after == before:
-            return RepairResult(False, 0, len(store.entries))
-        write_store(ws, store, now)
-        return RepairResult(True, store.invalid, len(store.entries))
-
-
 def quarantined_files(ws: Workspace) -> list[Path]:
     """Stores set aside as corrupt, oldest first."""
     if not ws.dreams_dir.is_dir():

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memcore import recall
+from memcore import recall, recall_repair
 from memcore.errors import InputError
 from memcore.workspace import Workspace
 
@@ -242,13 +242,13 @@ def test_record_enforces_cap(ws: Workspace) -> None:
 def test_repair_rewrites_only_on_change(ws: Workspace) -> None:
     recall.record_recalls(ws, "q", [hit()], now=NOW)
     before = ws.store_path.read_bytes()
-    assert recall.repair_store(ws, now=NOW).changed is False
+    assert recall_repair.repair_store(ws, now=NOW).changed is False
     assert ws.store_path.read_bytes() == before
     doc = json.loads(before)
     doc["entries"]["junk"] = {"source": "other"}
     doc["entries"]["memory:memory/2026-04-02.md:3:5"]["queryHashes"] *= 2
     ws.store_path.write_text(json.dumps(doc))
-    r = recall.repair_store(ws, now=NOW)
+    r = recall_repair.repair_store(ws, now=NOW)
     assert r.changed and r.dropped_invalid == 1
     e = recall.read_store(ws, now=NOW).entries["memory:memory/2026-04-02.md:3:5"]
     assert e["queryHashes"] == [recall.query_hash("q")]

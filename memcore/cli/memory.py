@@ -194,12 +194,12 @@ def explain_cmd(selector: str, as_json: bool) -> None:
 @handle_errors
 def status_cmd(deep: bool, fix: bool, as_json: bool) -> None:
     """Workspace, index, recall store, lock, dreaming settings and warnings."""
-    from memcore import recall, status
+    from memcore import recall_repair, status
 
     ws = current_workspace()
     repair = None
     if fix:
-        repair = recall.repair_store(ws)
+        repair = recall_repair.repair_store(ws)
     st = status.dreaming_status(ws)
     st["lock"] = status.lock_state(ws)
     st["index"] = _index_stats(ws, deep)
