@@ -221,9 +221,8 @@ def status_cmd(deep: bool, fix: bool, as_json: bool) -> None:
     if idx.get("error"):
         click.echo(f"Index: unavailable ({idx['error']})")
     elif idx and not idx.get("files"):
-        click.echo(
-            f"Index: not built yet ({idx.get('stale', 0)} files; the first search builds it)"
-        )
+        n = idx.get("stale", 0)
+        click.echo(f"Index: not built yet ({n} file{'' if n == 1 else 's'}; a search builds it)")
     elif idx:
         fresh = "fresh" if idx.get("fresh") else f"{idx.get('stale', 0)} stale"
         click.echo(f"Index: {idx.get('files', 0)} files · {idx.get('chunks', 0)} chunks · {fresh}")
