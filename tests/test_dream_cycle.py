@@ -375,3 +375,14 @@ def test_rejected_merge_is_not_queued_again(ws: Workspace) -> None:
     assert review.resolve(ws, item["itemId"], "reject", now=NOW)["status"] == "dismissed"
     assert run(ws, NOW + timedelta(days=2))["reviewPending"] == 0
     assert len(ids(ws)) == 2
+
+
+def test_combined_text_keeps_every_detail_without_repeating_itself() -> None:
+    from memcore.dream.merge import combined_text
+
+    keeper = "The build uses pytest for tests and ruff for lint."
+    fuller = "The build uses pytest for tests and ruff for lint at /srv/app/pyproject.toml."
+    assert combined_text(keeper, [fuller]) == fuller
+    assert combined_text("The API runs on port 8080.", ["Deploys use Argo CD."]) == (
+        "The API runs on port 8080. Deploys use Argo CD."
+    )

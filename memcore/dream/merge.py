@@ -285,6 +285,9 @@ def combined_text(keeper: str, absorbed: Sequence[str]) -> str:
                 unique_details(sent, text)
                 or len([w for w in unique_content(sent, text) if len(w) > 3]) >= 1
             ):
+                if not unique_details(text, sent) and not unique_content(text, sent):
+                    text = sent  # the sentence says all the text so far says, and more
+                    continue
                 if text and text[-1] not in ".!?;:。":
                     text += "."
                 text += " " + sent
