@@ -124,7 +124,21 @@ def normalize_entry(key: str, raw: Any, now_iso: str) -> dict[str, Any] | None:
     promoted = raw.get("promotedAt")
     if isinstance(promoted, str) and parse_iso(promoted) is not None:
         out["promotedAt"] = promoted
+    _keep_extra_fields(raw, out)
     return out
+
+
+_KNOWN_FIELDS = frozenset(
+    ["key", "path", "startLine", "endLine", "source", "snippet", "recallCount", "totalScore", "maxScore", "firstRecalledAt", "lastRecalledAt", "queryHashes", "promotedAt"]
+)
+
+
+def _keep_extra_fields(old: dict[str, Any], new: dict[str, Any]) -> None:
+    """Carry fields memcore does not use (OpenClaw's later ``recallDays``, ``conceptTags``,
+    ``dailyCount``, ``claimHash``…) over unchanged, so rewriting an entry loses nothing."""
+    for k, v in old.items():
+        if k not in _KNOWN_FIELDS and k not in new:
+            new[k] = v
 
 
 def _is_int(value: Any) -> bool:
@@ -354,6 +368,7 @@ def apply_hits(
         }
         if isinstance(old.get("promotedAt"), str):
             entry["promotedAt"] = old["promotedAt"]
+        _keep_extra_fields(old, entry)
         entries[hit.key] = entry
 
 

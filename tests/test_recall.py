@@ -268,3 +268,20 @@ def test_twenty_concurrent_recorders_lose_no_update(ws: Workspace) -> None:
         assert p.exitcode == 0
     e = recall.read_store(ws).entries["memory:memory/2026-04-02.md:3:5"]
     assert e["recallCount"] == 20
+
+
+def test_fields_from_newer_openclaw_survive_a_rewrite(ws: Workspace) -> None:
+    from memcore import promote
+
+    (ws.memory_dir / "2026-04-02.md").write_text("# d\n\n\nConfigured VLAN 10 on the edge router\n")
+    recall.record_recalls(ws, "q0", [hit(start=4, end=4)], now=NOW)
+    doc = json.loads(ws.store_path.read_text())
+    key = "memory:memory/2026-04-02.md:4:4"
+    doc["entries"][key].update(recallDays=["2026-04-05"], conceptTags=["vlan"], claimHash="abc")
+    ws.store_path.write_text(json.dumps(doc, indent=2))  # as OpenClaw would write it
+    for i in range(1, 4):
+        recall.record_recalls(ws, f"q{i}", [hit(start=4, end=4)], now=NOW + timedelta(hours=i))
+    promote.apply(ws, now=NOW + timedelta(hours=5))
+    e = json.loads(ws.store_path.read_text())["entries"][key]
+    assert e["recallCount"] == 4 and "promotedAt" in e
+    assert (e["recallDays"], e["conceptTags"], e["claimHash"]) == (["2026-04-05"], ["vlan"], "abc")
