@@ -129,7 +129,21 @@ def normalize_entry(key: str, raw: Any, now_iso: str) -> dict[str, Any] | None:
 
 
 _KNOWN_FIELDS = frozenset(
-    ["key", "path", "startLine", "endLine", "source", "snippet", "recallCount", "totalScore", "maxScore", "firstRecalledAt", "lastRecalledAt", "queryHashes", "promotedAt"]
+    [
+        "key",
+        "path",
+        "startLine",
+        "endLine",
+        "source",
+        "snippet",
+        "recallCount",
+        "totalScore",
+        "maxScore",
+        "firstRecalledAt",
+        "lastRecalledAt",
+        "queryHashes",
+        "promotedAt",
+    ]
 )
 
 
