@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import subprocess
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -36,3 +40,24 @@ def write_note(ws: Workspace, name: str, text: str) -> Path:
     path = ws.memory_dir / name
     path.write_text(text, encoding="utf-8")
     return path
+
+
+@contextlib.contextmanager
+def held_lock(ws: Workspace) -> Iterator[subprocess.Popen[str]]:
+    """Another process holding memcore's real workspace lock until the block ends."""
+    code = (
+        "import sys\nfrom pathlib import Path\nfrom memcore.workspace import Workspace\n"
+        "with Workspace(Path(sys.argv[1])).lock(timeout=30):\n"
+        "    print('held', flush=True)\n    sys.stdin.read()\n"
+    )
+    holder = subprocess.Popen(
+        [sys.executable, "-c", code, str(ws.root)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        yield holder
+    finally:
+        holder.communicate("", timeout=30)

@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -15,8 +14,9 @@ from click.testing import CliRunner
 
 from memcore import recall
 from memcore.cli import cli
+from memcore.errors import LockBusy
 from memcore.workspace import Workspace
-from tests.conftest import write_note
+from tests.conftest import held_lock, write_note
 
 
 def run(ws: Workspace | Path, *args: str, input: str | None = None):
@@ -175,27 +175,12 @@ def test_status_fix_and_quarantine(ws: Workspace) -> None:
 
 def test_lock_held_elsewhere_exits_75(ws: Workspace) -> None:
     seed(ws)
-    ws.ensure_dreams_dir()
-    holder = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import sys,time; from filelock import FileLock; l=FileLock(sys.argv[1]); l.acquire(); "
-            "print('held', flush=True); time.sleep(30)",
-            str(ws.lock_path),
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert holder.stdout.readline().strip() == "held"
-        start = time.monotonic()
+    with held_lock(ws):
         from memcore import promote
 
-        with pytest.raises(Exception) as exc:
+        with pytest.raises(LockBusy) as exc:
             promote.apply(ws, lock_timeout=0.2)
-        assert getattr(exc.value, "exit_code", None) == 75
-        assert time.monotonic() - start < 20
+        assert exc.value.exit_code == 75
         proc = subprocess.run(
             [sys.executable, "-m", "memcore", "-w", str(ws.root), "memory", "promote", "--apply"],
             capture_output=True,
@@ -204,10 +189,6 @@ def test_lock_held_elsewhere_exits_75(ws: Workspace) -> None:
             env={**os.environ, "MEMCORE_LOCK_TIMEOUT": "0.5"},
         )
         assert proc.returncode == 75 and "holds the lock" in proc.stderr
-    finally:
-        holder.kill()
-        holder.wait()
-        holder.stdout.close()
     assert not ws.memory_md.exists()
 
 

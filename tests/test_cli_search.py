@@ -15,6 +15,7 @@ from memcore.cli import cli
 from memcore.cli import search as cli_search
 from memcore.recall import read_store
 from memcore.workspace import Workspace
+from tests.conftest import held_lock
 from tests.test_search import make_ws
 
 
@@ -133,27 +134,11 @@ def test_record_bad_stdin_is_one_line_error_and_writes_nothing(
 
 
 def test_record_lock_busy_exits_75(mws: Workspace) -> None:
-    mws.ensure_dreams_dir()
-    holder = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import sys; from filelock import FileLock;"
-            f"l = FileLock({str(mws.lock_path)!r}); l.acquire(); print('held', flush=True);"
-            "sys.stdin.read()",
-        ],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    with held_lock(mws):
         res = run(mws, "record", "--query", "q", "--timeout", "0.2", stdin=json.dumps(HITS))
         assert res.exit_code == 75
         assert "lock" in res.stderr
         assert not mws.store_path.exists()
-    finally:
-        holder.communicate("", timeout=10)
 
 
 def test_register_creates_the_memory_group_when_missing() -> None:

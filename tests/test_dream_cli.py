@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 from click.testing import CliRunner
 
 from memcore.cli import cli
 from memcore.dream.entries import parse
 from memcore.workspace import Workspace
+from tests.conftest import held_lock
 
 BODY = (
     "# Long-Term Memory\n\n"
@@ -170,30 +169,11 @@ def test_memory_set(ws: Workspace) -> None:
 
 def test_lock_busy_exits_75(ws: Workspace) -> None:
     setup(ws)
-    ws.ensure_dreams_dir()
-    holder = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import sys, time\nfrom filelock import FileLock\n"
-            "l = FileLock(sys.argv[1]); l.acquire()\n"
-            "print('held', flush=True)\ntime.sleep(30)",
-            str(ws.lock_path),
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    with held_lock(ws):
         res = invoke(ws, "dream", "--auto", "--lock-timeout", "0.2")
         assert res.exit_code == 75
         assert "another run is in progress" in res.stderr
         assert ws.memory_md.read_text(encoding="utf-8") == BODY
-    finally:
-        holder.kill()
-        holder.wait()
-        if holder.stdout is not None:
-            holder.stdout.close()
 
 
 def test_apply_yes_asks_nothing_and_skipped_conflicts_wait(ws: Workspace) -> None:

@@ -19,6 +19,7 @@ from memcore.recall import read_store
 from memcore.search import chunk_markdown, index_stats, last_record_error, search
 from memcore.search_index import _scan, load_df
 from memcore.workspace import Workspace
+from tests.conftest import held_lock
 
 NOW = datetime(2026, 4, 10, 12, 0, tzinfo=UTC)
 
@@ -393,29 +394,13 @@ def test_invalid_config_does_not_fail_the_search(mws: Workspace) -> None:
 
 
 def test_lock_held_elsewhere_does_not_block_the_search(mws: Workspace) -> None:
-    mws.ensure_dreams_dir()
-    holder = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import sys, time; from filelock import FileLock;"
-            f"l = FileLock({str(mws.lock_path)!r}); l.acquire(); print('held', flush=True);"
-            "sys.stdin.read()",
-        ],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    with held_lock(mws):
         res = search(mws, "ramen place", now=NOW, lock_timeout=0.2)
         assert res.results and res.record_error and "lock" in res.record_error
         assert (
             orjson.loads((mws.dreams_dir / "recall-errors.json").read_bytes())["query"]
             == "ramen place"
         )
-    finally:
-        holder.communicate("", timeout=10)
 
 
 def test_memory_md_hits_count_as_ledger_accesses(mws: Workspace) -> None:
