@@ -18,8 +18,6 @@ from memcore.config import (
 from memcore.errors import ConfigError
 from memcore.workspace import Workspace
 
-HELP_WORDS = ("", "help", "options", "modes")
-
 
 def js_number(value: float) -> str:
     """Numbers as JavaScript prints them: 0.8, 3, 0.75."""

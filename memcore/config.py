@@ -235,11 +235,6 @@ class DreamingSettings:
     def tz(self) -> ZoneInfo:
         return ZoneInfo(self.timezone)
 
-    @property
-    def effective_cron(self) -> str:
-        """The cron that manual and scheduled runs use (core's when the mode is off)."""
-        return self.cron or PRESETS["core"].cron  # type: ignore[return-value]
-
 
 def dreaming_settings(cfg: Config) -> DreamingSettings:
     """Resolve ``[dreaming]``: explicit values win over the mode's preset. Invalid values raise."""

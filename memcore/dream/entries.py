@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from memcore.markdown import (
@@ -331,10 +331,6 @@ def _dedupe_ids(entries: list[Entry], warnings: list[str]) -> None:
                 f"this one is treated as {new!r}"
             )
         e.id = new
-
-
-def parse_many(texts: Iterable[str]) -> list[Document]:
-    return [parse(t) for t in texts]
 
 
 # -- rendering edits ----------------------------------------------------------------------

@@ -64,10 +64,6 @@ class Meta:
         d.pop("stored")
         return d
 
-    def last_use(self) -> datetime:
-        """Last access, else creation: what 'not accessed for N days' measures."""
-        return parse_iso(self.last_accessed_at) or parse_iso(self.created_at) or datetime.min
-
 
 def ensure_schema(conn: sqlite3.Connection) -> None:
     conn.executescript(_SCHEMA)

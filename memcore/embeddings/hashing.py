@@ -168,10 +168,6 @@ class HashingEmbedder:
             self.set_idf(idf)
 
     @property
-    def fitted(self) -> bool:
-        return self._idf is not None
-
-    @property
     def idf(self) -> np.ndarray:
         """Bucket IDF weights (ones when unfitted)."""
         return self._idf if self._idf is not None else np.ones(DIM, dtype=np.float32)

@@ -74,12 +74,14 @@ class MiniLMEmbedder:
         for p, what in ((mpath, "model"), (tpath, "tokenizer")):
             if not p.is_file():
                 raise ConfigError(f"MiniLM {what} file {p} is missing")
-        if (
-            model is None
-            and not os.environ.get("MEMCORE_MINILM_MODEL")
-            and not _verified(str(mpath), MODEL_SHA256)
-        ):
-            raise ConfigError(f"MiniLM model {mpath} does not match its published sha256")
+        checks = (
+            (mpath, model, "MEMCORE_MINILM_MODEL", MODEL_SHA256, "model"),
+            (tpath, tokenizer, "MEMCORE_MINILM_TOKENIZER", TOKENIZER_SHA256, "tokenizer"),
+        )
+        for path, given, env, expected, what in checks:
+            # Only the files memcore finds itself are checked; an explicit path is the user's.
+            if given is None and not os.environ.get(env) and not _verified(str(path), expected):
+                raise ConfigError(f"MiniLM {what} {path} does not match its published sha256")
         self._tok = Tokenizer.from_file(str(tpath))
         self._tok.enable_truncation(max_length=MAX_TOKENS)
         self._tok.enable_padding(pad_id=0, pad_token="[PAD]")

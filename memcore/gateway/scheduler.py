@@ -242,9 +242,6 @@ class Scheduler:
 
     # -- runs (scheduled and manual) ---------------------------------------------------
 
-    def busy(self, name: str) -> bool:
-        return self._guards[name].locked()
-
     async def run(
         self, s: Served, job: Job, *, trigger: str = "manual", slot: datetime | None = None
     ) -> RunOutcome:

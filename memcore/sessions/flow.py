@@ -31,7 +31,6 @@ from memcore.sessions.store import (
 )
 
 USER_DB_NAME = "global.sqlite"
-GLOBAL_OWNER = ""
 
 
 class SourceChanged(MemcoreError):

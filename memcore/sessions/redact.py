@@ -63,8 +63,3 @@ def _assignment(m: re.Match[str]) -> str:
 
 
 _NOT_SECRETS = {"required", "optional", "missing", "invalid", "expired", "redacted", "none", "null"}
-
-
-def contains_secret(text: str) -> bool:
-    """True when ``redact`` would change ``text``."""
-    return redact(text) != text
