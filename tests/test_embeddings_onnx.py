@@ -74,3 +74,38 @@ def test_dream_plan_with_minilm_backend(tmp_path) -> None:  # type: ignore[no-un
     plan = cycle.preview(Workspace(root), now=datetime(2026, 11, 30, tzinfo=UTC))
     assert plan.backend == "minilm-l6-int8" and plan.threshold == 0.82
     assert len(plan.merges) == 1
+
+
+def test_dream_caches_vectors_and_drops_those_of_removed_entries(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from datetime import UTC, datetime
+
+    from memcore import db
+    from memcore.dream.cycle import run_cycle
+    from memcore.embeddings import content_sha1
+    from memcore.workspace import Workspace
+
+    ws = Workspace(tmp_path / "ws")
+    ws.memory_dir.mkdir(parents=True)
+    ws.config_path.write_text('[consolidation]\nembedder = "minilm"\n', encoding="utf-8")
+    ws.memory_md.write_text(
+        "# M\n\n- Deploys run through Argo CD.\n- The wiki lives in Notion.\n", encoding="utf-8"
+    )
+    now = datetime(2026, 11, 30, 3, 0, tzinfo=UTC)
+
+    def cached() -> set[str]:
+        conn = db.connect(ws.db_path)
+        try:
+            return {r[0] for r in conn.execute("SELECT sha1 FROM embedding_cache")}
+        finally:
+            conn.close()
+
+    run_cycle(ws, now=now, mode="auto")
+    assert content_sha1("The wiki lives in Notion.") in cached()
+    ws.memory_md.write_text(
+        "# M\n\n- Deploys run through Argo CD.\n- Backups run nightly at 02:00 UTC.\n",
+        encoding="utf-8",
+    )
+    run_cycle(ws, now=now, mode="auto")
+    after = cached()
+    assert content_sha1("The wiki lives in Notion.") not in after
+    assert content_sha1("Backups run nightly at 02:00 UTC.") in after and len(after) == 2

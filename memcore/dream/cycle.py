@@ -32,6 +32,17 @@ from memcore.timeutil import iso_ms, parse_iso, utcnow
 from memcore.workspace import Workspace
 
 STEPS = ("promote", "merge", "reconcile", "decay", "forget")
+#: The result every run reports (issue 4's contract for the CLI, the API and the job).
+RESULT_KEYS = (
+    "promoted",
+    "merged",
+    "conflicts",
+    "decayed",
+    "forgotten",
+    "remaining",
+    "durationMs",
+    "ranAt",
+)
 #: Cosine above which two entries are checked for a contradiction, per backend id.
 CONFLICT_THRESHOLDS = {"hashing-v1-4096": 0.45, "minilm-l6-int8": 0.70}
 #: Above this many entries merge and reconcile are skipped with a warning (bounded time and
@@ -136,6 +147,8 @@ def _embed(
             out[i] = fresh[row]
         if write_cache:
             cache.put_many(backend, {hashes[i]: fresh[r] for r, i in enumerate(missing)})
+    if write_cache:
+        cache.prune(backend, keep=set(hashes))  # vectors of texts no longer in MEMORY.md go
     for i, h in enumerate(hashes):
         if h in have:
             out[i] = have[h]
