@@ -27,26 +27,14 @@ def _next_due(ws: Workspace, now: datetime, state: JobState) -> datetime | None:
 
 def _run(ws: Workspace, now: datetime) -> dict[str, Any]:
     from memcore.config import dreaming_settings, load_config
-    from memcore.dream.cycle import STEPS, run_cycle
+    from memcore.dream.cycle import RESULT_KEYS, STEPS, run_cycle
 
     # Unattended runs promote only when dreaming is on: mode "off" disables automatic
     # promotion (manual `memcore dream` and "Dream now" still promote with core's gates).
     auto_promote = dreaming_settings(load_config(ws)).enabled
     steps = STEPS if auto_promote else tuple(s for s in STEPS if s != "promote")
     res = run_cycle(ws, now=now, mode="auto", steps=steps)
-    keys = (
-        "promoted",
-        "merged",
-        "conflicts",
-        "decayed",
-        "forgotten",
-        "remaining",
-        "durationMs",
-        "ranAt",
-        "runId",
-        "reviewPending",
-    )
-    return {k: res[k] for k in keys}
+    return {k: res[k] for k in (*RESULT_KEYS, "runId", "reviewPending")}
 
 
 CONSOLIDATE_JOB = register_job(

@@ -6,7 +6,6 @@ Plain functions of a workspace and ``now``; the HTTP layer (``app.py``) only par
 from __future__ import annotations
 
 import os
-import time
 from datetime import datetime
 from typing import Any
 
@@ -16,8 +15,6 @@ from memcore.errors import WorkspaceError
 from memcore.schedule import Job
 from memcore.timeutil import iso_ms
 from memcore.workspace import Workspace
-
-DREAM_KEYS = ("promoted", "merged", "conflicts", "decayed", "forgotten", "remaining")
 
 
 def settings_or_default(ws: Workspace) -> tuple[DreamingSettings, str | None]:
@@ -176,43 +173,14 @@ def _candidates(ws: Workspace, now: datetime, limit: int) -> dict[str, Any]:
 # -- dream now ----------------------------------------------------------------------------
 
 
-def _run_cycle() -> Any:
-    try:
-        from memcore.dream.cycle import run_cycle
-    except ModuleNotFoundError as exc:
-        if exc.name in ("memcore.dream.cycle", "memcore.dream"):
-            return None
-        raise
-    except ImportError:
-        return None
-    return run_cycle
-
-
 def dream_now(ws: Workspace, now: datetime) -> dict[str, Any]:
-    """Run the workspace's dream cycle once and return its stats.
+    """Run the workspace's dream cycle once, by hand (promotion included whatever the mode),
+    and return its stats: the cycle's result keys plus its other scalar counters."""
+    from memcore.dream.cycle import RESULT_KEYS, run_cycle
 
-    Uses ``memcore.dream.cycle.run_cycle`` when it exists; until then, promotion only (the
-    other steps report zeros). Keys: promoted, merged, conflicts, decayed, forgotten,
-    remaining, durationMs, ranAt.
-    """
-    t0 = time.monotonic()
-    run_cycle = _run_cycle()
-    if run_cycle is not None:
-        stats = dict(run_cycle(ws, now=now, mode="auto"))
-    else:
-        from memcore import promote
-
-        settings, _err = settings_or_default(ws)
-        promoted = 0
-        if settings.limit > 0:
-            res = promote.apply(ws, now=now, settings=settings).to_json()
-            promoted = int((res.get("apply") or {}).get("applied", 0))
-        left = promote.preview(ws, now=now, settings=settings, limit=10_000)
-        stats = {"promoted": promoted, "remaining": len(left.candidates)}
-    out: dict[str, Any] = {k: int(stats.get(k, 0) or 0) for k in DREAM_KEYS}
-    out["durationMs"] = int(stats.get("durationMs") or (time.monotonic() - t0) * 1000)
-    out["ranAt"] = stats.get("ranAt") or iso_ms(now)
-    for k, v in stats.items():  # keep the extra scalar counters the cycle reports (runId, ...)
+    stats = run_cycle(ws, now=now, mode="auto")
+    out: dict[str, Any] = {k: stats[k] for k in RESULT_KEYS}
+    for k, v in stats.items():  # runId, reviewPending, ...
         if isinstance(v, int | float | str | bool) or v is None:
             out.setdefault(k, v)
     return out
