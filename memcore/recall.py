@@ -435,6 +435,13 @@ def record_recalls(
             removed=dropped,
             complete=False,
         )
+    # The full path ran because the mirror did not match the file (another tool wrote it, or
+    # it never existed). Rebuild it now, outside the lock, so the next search takes the
+    # patching path again instead of paying a full read every time.
+    try:
+        recall_index.fresh(ws, now).close()
+    except (sqlite3.Error, OSError, StoreError) as exc:
+        log.warning("could not rebuild the recall index in %s: %s", ws.db_path, exc)
     return RecordResult(len(hits), [h.key for h in hits], len(dropped), store.quarantined)
 
 

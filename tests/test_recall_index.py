@@ -129,3 +129,27 @@ def test_patching_path_writes_what_the_full_path_writes(tmp_path, monkeypatch) -
         assert fast.store_path.read_bytes() == slow.store_path.read_bytes()
         assert not recall.quarantined_files(fast)
         assert mirror_rows(fast) == mirror_rows(slow)
+
+
+def test_recording_after_a_foreign_write_heals_the_mirror(ws: Workspace, monkeypatch) -> None:
+    """After another tool wrote the store, one search pays the full path; the next ones patch."""
+    from memcore import recall_patch
+
+    populate(ws, n_searches=10)
+    doc = json.loads(ws.store_path.read_text())
+    ws.store_path.write_text(json.dumps(doc, indent=2))  # written by someone else
+    patched: list[bool] = []
+    real = recall_patch.try_record
+    monkeypatch.setattr(
+        recall_patch, "try_record", lambda *a, **k: patched.append(bool(r := real(*a, **k))) or r
+    )
+    hit = {
+        "path": "memory/2026-04-01.md",
+        "startLine": 1,
+        "endLine": 1,
+        "score": 0.5,
+        "snippet": "fact 1",
+    }
+    for i in range(3):
+        recall.record_recalls(ws, f"later {i}", [hit], now=NOW + timedelta(minutes=i))
+    assert patched == [False, True, True]
