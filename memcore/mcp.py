@@ -2,8 +2,7 @@
 
 Tools: ``memory_search`` (search and record recalls, as the CLI does), ``memory_get`` (a line
 range of a markdown file inside the workspace; anything else is refused), ``dreaming`` (the
-``/dreaming`` chat command), ``promote_preview``, and ``recall`` (short memories of sessions)
-when the sessions module is installed.
+``/dreaming`` chat command), ``promote_preview``, and ``recall`` (short memories of sessions).
 """
 
 from __future__ import annotations
@@ -74,14 +73,6 @@ def read_lines(
     }
 
 
-def _recall_fn() -> Any:
-    try:
-        from memcore.sessions.recall_api import recall
-    except ImportError:
-        return None
-    return recall
-
-
 def build_server(ws: Workspace) -> Any:
     """The MCPServer with memcore's tools bound to ``ws``."""
     from mcp.server.mcpserver import MCPServer
@@ -145,34 +136,33 @@ def build_server(ws: Workspace) -> Any:
         res = guarded(promote.preview, ws, now=utcnow(), limit=limit)
         return res.to_json()
 
-    recall = _recall_fn()
-    if recall is not None:
+    from memcore.sessions.recall_api import recall
 
-        @server.tool(name="recall")
-        def recall_tool(
-            memory: str,
-            project: str | None = None,
-            session: str | None = None,
-            reference: str | None = None,
-            version: int | None = None,
-            cursor: str | None = None,
-            start: int | None = None,
-            end: int | None = None,
-        ) -> dict[str, Any]:
-            """Read short memories of finished sessions: memory = global | projects | project |
-            sessions | session | sources. ``start``/``end`` select a session's messages."""
-            args: dict[str, Any] = {"memory": memory}
-            extra = {
-                "project": project,
-                "session": session,
-                "reference": reference,
-                "version": version,
-                "cursor": cursor,
-                "from": start,
-                "to": end,
-            }
-            args.update({k: v for k, v in extra.items() if v is not None})
-            return guarded(recall, ws, args)
+    @server.tool(name="recall")
+    def recall_tool(
+        memory: str,
+        project: str | None = None,
+        session: str | None = None,
+        reference: str | None = None,
+        version: int | None = None,
+        cursor: str | None = None,
+        start: int | None = None,
+        end: int | None = None,
+    ) -> dict[str, Any]:
+        """Read short memories of finished sessions: memory = global | projects | project |
+        sessions | session | sources. ``start``/``end`` select a session's messages."""
+        args: dict[str, Any] = {"memory": memory}
+        extra = {
+            "project": project,
+            "session": session,
+            "reference": reference,
+            "version": version,
+            "cursor": cursor,
+            "from": start,
+            "to": end,
+        }
+        args.update({k: v for k, v in extra.items() if v is not None})
+        return guarded(recall, ws, args)
 
     return server
 

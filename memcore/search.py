@@ -365,14 +365,12 @@ def last_record_error(ws: Workspace) -> dict[str, Any] | None:
 
 
 def _record_memory_access(ws: Workspace, results: list[dict[str, Any]], now: datetime) -> None:
-    """Hits on MEMORY.md count as accesses in the long-term ledger (when that module exists)."""
+    """Hits on MEMORY.md count as accesses in the long-term ledger (consolidation's decay)."""
     hits = [r for r in results if r["path"] == "MEMORY.md"]
     if not hits:
         return
-    try:
-        from memcore.dream.ledger import record_access
-    except (ImportError, AttributeError):
-        return
+    from memcore.dream.ledger import record_access
+
     try:
         record_access(ws, hits, now)
     except Exception as exc:

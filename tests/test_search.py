@@ -404,9 +404,8 @@ def test_lock_held_elsewhere_does_not_block_the_search(mws: Workspace) -> None:
 
 
 def test_memory_md_hits_count_as_ledger_accesses(mws: Workspace) -> None:
-    ledger = pytest.importorskip("memcore.dream.ledger", reason="the long-term ledger is not built")
-    if not hasattr(ledger, "record_access"):
-        pytest.skip("memcore.dream.ledger has no record_access yet")
+    from memcore.dream import ledger
+
     res = search(mws, "dark mode vim keybindings editor", now=NOW)
     assert res.results[0]["path"] == "MEMORY.md" and res.results[0]["startLine"] == 10
     with ledger.connect(mws) as conn:

@@ -257,14 +257,10 @@ def status_cmd(deep: bool, fix: bool, as_json: bool) -> None:
 
 
 def _index_stats(ws: Any, deep: bool) -> dict[str, Any]:
-    try:
-        from memcore import search
-    except ImportError:
-        return {}
+    from memcore import search
+
     try:
         return search.index_stats(ws, deep=deep)
-    except TypeError:
-        return search.index_stats(ws)
     except Exception as exc:  # the index is a cache: report, never fail status
         return {"error": str(exc)}
 
