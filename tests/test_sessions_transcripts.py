@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from memcore.config import load_config
 from memcore.errors import ConfigError, InputError
 from memcore.sessions.budget import split_utf8
-from memcore.sessions.redact import contains_secret, redact
+from memcore.sessions.redact import redact
 from memcore.sessions.settings import sessions_settings
 from memcore.sessions.transcripts import read_transcript, sniff
 
@@ -208,7 +208,6 @@ def test_split_utf8_prefers_line_breaks() -> None:
 def test_redact_secrets(text: str, gone: str) -> None:
     out = redact(text)
     assert gone not in out and "[REDACTED" in out
-    assert contains_secret(text)
 
 
 def test_redact_leaves_ordinary_text() -> None:
