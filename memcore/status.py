@@ -19,16 +19,16 @@ from memcore.scoring import Thresholds, feasibility
 from memcore.timeutil import utcnow
 from memcore.workspace import Workspace, read_text_checked
 
-_ENTRY_RE = re.compile(r"^(?:[-*+]|\d+[.)])\s+\S")
-
 
 def long_term_count(ws: Workspace) -> int:
-    """Entries in MEMORY.md: top-level bullets (memcore's entry unit)."""
+    """Entries in MEMORY.md, as consolidation parses them (top-level bullets and paragraphs)."""
+    from memcore.dream.entries import parse
+
     try:
         text = read_text_checked(ws.memory_md) if ws.memory_md.is_file() else ""
     except MemcoreError:
         return 0
-    return sum(1 for line in text.splitlines() if _ENTRY_RE.match(line))
+    return len(parse(text).entries)
 
 
 def store_counts(ws: Workspace, now: datetime, settings: DreamingSettings) -> dict[str, Any]:
