@@ -13,7 +13,6 @@ import hashlib
 import logging
 import math
 import os
-import re
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -34,7 +33,6 @@ log = logging.getLogger(__name__)
 MAX_QUERY_HASHES = 32
 MAX_SNIPPET_CHARS = 800
 MAX_STORE_BYTES = 256 * 1024 * 1024  # beyond this a store is "absurdly large" and set aside
-_WS_RE = re.compile(r"\s+")
 
 
 def query_hash(query: str) -> str:

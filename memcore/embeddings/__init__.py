@@ -13,10 +13,9 @@ because its vectors change when the IDF is refitted; a model backend's vectors d
 from __future__ import annotations
 
 import hashlib
-import importlib
 import sqlite3
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from memcore.errors import ConfigError
 
@@ -48,20 +47,11 @@ def get_embedder(name: str = "hashing") -> Embedder:
 
         return HashingEmbedder()
     if key == "minilm":
+        from memcore.embeddings.onnx import create_embedder
+
         try:
-            module = importlib.import_module("memcore.embeddings.onnx")
-        except ImportError as exc:
-            raise ConfigError(f"{_NEEDS_EXTRA} ({exc})") from None
-        factory: Any = None
-        for attr in ("create_embedder", "get_embedder", "MiniLMEmbedder", "OnnxEmbedder"):
-            factory = getattr(module, attr, None)
-            if callable(factory):
-                break
-        if factory is None:
-            raise ConfigError("embedding backend 'minilm' is not available in this installation")
-        try:
-            return factory()  # type: ignore[no-any-return]
-        except ImportError as exc:
+            return create_embedder()
+        except ImportError as exc:  # onnxruntime, tokenizers or the model package missing
             raise ConfigError(f"{_NEEDS_EXTRA} ({exc})") from None
     raise ConfigError(f"unknown embedding backend {name!r}; allowed: {', '.join(BACKENDS)}")
 
