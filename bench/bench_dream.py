@@ -33,9 +33,9 @@ sys.path.insert(0, str(ROOT / "bench" / "eval"))
 from build import build, labelled_pairs  # noqa: E402
 
 from memcore.dream import cycle, ledger  # noqa: E402
-from memcore.dream.contradict import contradiction  # noqa: E402
 from memcore.dream.settings import ConsolidationSettings  # noqa: E402
-from memcore.workspace import Workspace  # noqa: E402
+from memcore.judge.contradict import contradiction  # noqa: E402
+from memcore.workspace.core import Workspace  # noqa: E402
 
 NOW = datetime(2026, 11, 30, 3, 0, tzinfo=UTC)
 
@@ -92,7 +92,7 @@ def quality(backend: str, threshold: float | None = None) -> dict[str, float]:
 
 
 def ledger_parse(text: str):  # type: ignore[no-untyped-def]
-    from memcore.dream.entries import parse
+    from memcore.workspace.entries import parse
 
     return parse(text).entries
 
@@ -104,7 +104,7 @@ def sweep(backend: str) -> list[tuple[float, float, float, float, float]]:
     try:
         lab = build(tmp / "ws", NOW)
         ws = Workspace(tmp / "ws")
-        from memcore.dream.entries import parse
+        from memcore.workspace.entries import parse
 
         doc = parse(ws.memory_md.read_text(encoding="utf-8"))
         ids = [e.id for e in doc.entries]
@@ -286,7 +286,7 @@ def _templated(n: int) -> list[str]:
 def speed_cluster(n: int, templated: bool = False, measure_memory: bool = True) -> dict[str, float]:
     """Merge clustering of ``n`` synthetic entries with the hashing backend."""
     from memcore.dream.merge import Item, candidate_pairs, cluster
-    from memcore.embeddings.hashing import HashingEmbedder
+    from memcore.search.embeddings.hashing import HashingEmbedder
 
     texts = synthetic_texts(n, templated)
     emb = HashingEmbedder()

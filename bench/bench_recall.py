@@ -45,8 +45,8 @@ from typing import Any
 
 import orjson
 
-from memcore.config import DEFAULT_MAX_ENTRIES
-from memcore.recall import (
+from memcore.promotion.scoring import Thresholds, rank
+from memcore.recall.store import (
     MAX_QUERY_HASHES,
     MAX_SNIPPET_CHARS,
     Store,
@@ -55,9 +55,9 @@ from memcore.recall import (
     record_recalls,
     write_store,
 )
-from memcore.scoring import Thresholds, rank
-from memcore.timeutil import iso_ms
-from memcore.workspace import Workspace, atomic_write_bytes
+from memcore.workspace.clock import iso_ms
+from memcore.workspace.config import DEFAULT_MAX_ENTRIES
+from memcore.workspace.core import Workspace, atomic_write_bytes
 
 NOW = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 _VOCAB = (
@@ -152,7 +152,7 @@ def median_ms(fn: Callable[[], Any], runs: int) -> tuple[float, float]:
 def preview_fn(ws: Workspace) -> Callable[[], Any] | None:
     """``memcore memory promote`` without --apply (the product's ranking path), if present."""
     try:
-        from memcore.promote import preview
+        from memcore.promotion.promote import preview
     except ImportError:
         return None
     return lambda: preview(ws, now=NOW)

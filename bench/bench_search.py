@@ -23,8 +23,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from memcore.search import index_stats, open_index, query_index, search, update_index
-from memcore.workspace import Workspace
+from memcore.search.query import index_stats, open_index, query_index, search, update_index
+from memcore.workspace.core import Workspace
 
 PEOPLE = ["Alice", "Bob", "Carol", "Dmitri", "Esther", "Farid", "Grace", "Hiro", "Ines", "Jonas"]
 SERVICES = [

@@ -20,12 +20,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from memcore.llm import Completion, ExtractiveLLM, OpenAICompatibleLLM
+from memcore.judge.llm import Completion, ExtractiveLLM, OpenAICompatibleLLM
 from memcore.sessions import status
 from memcore.sessions.run import execute
 from memcore.sessions.settings import project_id
 from memcore.sessions.store import latest
-from memcore.workspace import Workspace
+from memcore.workspace.core import Workspace
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
@@ -223,7 +223,7 @@ def bench_quality(base: Path) -> dict[str, object]:
             msgs.append(("assistant", "Okay."))
         write_session(ws, f"q{s}", msgs, NOW - timedelta(days=1, hours=10 - s))
     execute(ws, now=NOW, llm=CountingLLM())
-    from memcore.db import connect
+    from memcore.workspace.db import connect
 
     conn = connect(ws.db_path)
     project = latest(conn, "project", project_id(ws))

@@ -30,9 +30,9 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from memcore.recall import read_store, record_recalls
-from memcore.scoring import Thresholds, rank
-from memcore.workspace import Workspace, atomic_write_bytes
+from memcore.promotion.scoring import Thresholds, rank
+from memcore.recall.store import read_store, record_recalls
+from memcore.workspace.core import Workspace, atomic_write_bytes
 
 HERE = Path(__file__).resolve().parent
 WORKSPACE = HERE / "workspace"

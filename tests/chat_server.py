@@ -80,7 +80,7 @@ def chat_server() -> Iterator[ChatServer]:
                 return
             content = reply.content
             if content is None:
-                from memcore.sessions.extractive import answer
+                from memcore.judge.extractive import answer
 
                 content = json.dumps(answer(json.loads(request["messages"][-1]["content"])))
             doc: dict[str, Any] = {

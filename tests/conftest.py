@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from memcore.workspace import Workspace
+from memcore.workspace.core import Workspace
 
 
 @pytest.fixture(autouse=True)
@@ -46,7 +46,7 @@ def write_note(ws: Workspace, name: str, text: str) -> Path:
 def held_lock(ws: Workspace) -> Iterator[subprocess.Popen[str]]:
     """Another process holding memcore's real workspace lock until the block ends."""
     code = (
-        "import sys\nfrom pathlib import Path\nfrom memcore.workspace import Workspace\n"
+        "import sys\nfrom pathlib import Path\nfrom memcore.workspace.core import Workspace\n"
         "with Workspace(Path(sys.argv[1])).lock(timeout=30):\n"
         "    print('held', flush=True)\n    sys.stdin.read()\n"
     )

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from memcore import recall
 from memcore.cli import cli
 from memcore.errors import LockBusy
-from memcore.workspace import Workspace
+from memcore.recall import store as recall
+from memcore.workspace.core import Workspace
 from tests.conftest import held_lock, write_note
 
 
@@ -176,7 +176,7 @@ def test_status_fix_and_quarantine(ws: Workspace) -> None:
 def test_lock_held_elsewhere_exits_75(ws: Workspace) -> None:
     seed(ws)
     with held_lock(ws):
-        from memcore import promote
+        from memcore.promotion import promote
 
         with pytest.raises(LockBusy) as exc:
             promote.apply(ws, lock_timeout=0.2)

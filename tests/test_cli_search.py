@@ -13,8 +13,8 @@ from click.testing import CliRunner
 
 from memcore.cli import cli
 from memcore.cli import search as cli_search
-from memcore.recall import read_store
-from memcore.workspace import Workspace
+from memcore.recall.store import read_store
+from memcore.workspace.core import Workspace
 from tests.conftest import held_lock
 from tests.test_search import make_ws
 
@@ -157,7 +157,7 @@ def test_register_creates_the_memory_group_when_missing() -> None:
 def test_cli_module_imports_the_search_library_lazily() -> None:
     code = (
         "import sys, memcore.cli.search;"
-        "heavy = ('memcore.search', 'memcore.embeddings', 'numpy');"
+        "heavy = ('memcore.search.query', 'memcore.search.embeddings', 'numpy');"
         "print(sorted(m for m in heavy if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

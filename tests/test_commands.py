@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from memcore.commands import handle_dreaming
-from memcore.workspace import Workspace
+from memcore.promotion.commands import handle_dreaming
+from memcore.workspace.core import Workspace
 
 GUIDE = """Modes:
 - off: disable automatic short-term to long-term promotion.

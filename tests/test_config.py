@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from memcore.config import dreaming_settings, load_config
 from memcore.errors import ConfigError
-from memcore.workspace import Workspace
+from memcore.workspace.config import dreaming_settings, load_config
+from memcore.workspace.core import Workspace
 
 
 def settings(ws: Workspace, body: str):

@@ -7,8 +7,8 @@ import json
 from click.testing import CliRunner
 
 from memcore.cli import cli
-from memcore.dream.entries import parse
-from memcore.workspace import Workspace
+from memcore.workspace.core import Workspace
+from memcore.workspace.entries import parse
 from tests.conftest import held_lock
 
 BODY = (

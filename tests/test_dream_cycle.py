@@ -7,14 +7,16 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from memcore.config import load_config
-from memcore.dream import cycle, journal, ledger, review
+from memcore.dream import cycle, review
 from memcore.dream.apply import StalePlan
-from memcore.dream.entries import parse
 from memcore.dream.settings import consolidation_settings
 from memcore.errors import ConfigError
-from memcore.markdown import text_entry_id
-from memcore.workspace import Workspace
+from memcore.journal import runs as journal
+from memcore.recall import ledger
+from memcore.workspace.config import load_config
+from memcore.workspace.core import Workspace
+from memcore.workspace.entries import parse
+from memcore.workspace.markdown import text_entry_id
 
 NOW = datetime(2026, 11, 30, 3, 0, tzinfo=UTC)
 STEPS = ("merge", "reconcile", "decay", "forget")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memcore.dream.entries import (
+from memcore.workspace.entries import (
     body_of,
     entries_for_lines,
     entry_raw,
@@ -14,7 +14,7 @@ from memcore.dream.entries import (
     parse,
     render,
 )
-from memcore.markdown import promoted_entry_id, text_entry_id
+from memcore.workspace.markdown import promoted_entry_id, text_entry_id
 
 DOC = """# Long-Term Memory
 

@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from memcore.errors import ConfigError
-from memcore.schedule import JobState, get_job
-from memcore.workspace import Workspace
+from memcore.schedule.jobs import JobState, get_job
+from memcore.workspace.core import Workspace
 
 NOW = datetime(2026, 11, 30, 3, 0, tzinfo=UTC)
 
@@ -75,7 +75,7 @@ def test_unattended_job_promotes_only_when_dreaming_is_on(
     ws: Workspace, mode: str, promoted: int
 ) -> None:
     import memcore.dream.jobs  # noqa: F401 - registers the job
-    from memcore import recall
+    from memcore.recall import store as recall
 
     (ws.memory_dir / "2026-11-28.md").write_text(
         "# Notes\n\n- The staging database is db-stg-02 in eu-west.\n", encoding="utf-8"

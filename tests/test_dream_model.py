@@ -13,8 +13,8 @@ from typing import ClassVar
 import pytest
 
 from memcore.dream import cycle, review
-from memcore.dream.entries import parse
-from memcore.workspace import Workspace
+from memcore.workspace.core import Workspace
+from memcore.workspace.entries import parse
 
 NOW = datetime(2026, 11, 30, 3, 0, tzinfo=UTC)
 STEPS = ("merge", "reconcile", "decay", "forget")
@@ -61,8 +61,8 @@ def server() -> Iterator[str]:
 
 def setup(ws: Workspace, url: str) -> None:
     ws.config_path.write_text(f'[llm]\nbase_url = "{url}"\nmodel = "tiny"\n', encoding="utf-8")
-    from memcore.dream import ledger
-    from memcore.markdown import text_entry_id
+    from memcore.recall import ledger
+    from memcore.workspace.markdown import text_entry_id
 
     ws.memory_md.write_text(f"# M\n\n- {KEEPER}\n- {OTHER}\n", encoding="utf-8")
     with ledger.connect(ws) as conn:

@@ -6,12 +6,14 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from memcore.dream import cycle, journal, ledger
-from memcore.dream.entries import parse
+from memcore.dream import cycle
 from memcore.dream.setmeta import set_entry
 from memcore.dream.undo import UndoConflict, undo_run
 from memcore.errors import InputError
-from memcore.workspace import Workspace
+from memcore.journal import runs as journal
+from memcore.recall import ledger
+from memcore.workspace.core import Workspace
+from memcore.workspace.entries import parse
 
 NOW = datetime(2026, 11, 30, 3, 0, tzinfo=UTC)
 LATER = NOW + timedelta(hours=1)
@@ -118,7 +120,7 @@ def test_undo_with_nothing_to_undo_or_unknown_run(ws: Workspace) -> None:
 
 
 def test_promote_step_is_journaled_and_undone(ws: Workspace) -> None:
-    from memcore.recall import record_recalls
+    from memcore.recall.store import record_recalls
 
     (ws.memory_dir / "2026-11-20.md").write_text(
         "# Notes\n\nThe staging database password rotates every Monday.\n", encoding="utf-8"
@@ -178,7 +180,7 @@ LONG_TERM = "# Long-Term Memory\n\n- The wiki lives at wiki.example.org.\n"
 
 def seed(ws: Workspace, base: datetime, line: int = 4, snippet: str | None = None) -> str:
     """Four recalls by four queries at fixed times before ``base``: passes core's gates."""
-    from memcore.recall import record_recalls
+    from memcore.recall.store import record_recalls
 
     note = ws.memory_dir / "2026-11-20.md"
     if not note.exists():
@@ -205,7 +207,7 @@ def store_entry(ws: Workspace, key: str) -> dict:
 
 def mirror_promoted_at(ws: Workspace, key: str) -> tuple[str | None, bool]:
     """The mirror's promoted_at for ``key`` and whether the mirror reflects the file as is."""
-    from memcore import recall_index
+    from memcore.recall import mirror as recall_index
 
     conn = recall_index.connect(ws)
     try:
@@ -222,7 +224,7 @@ def test_cli_undo_of_promotion_makes_the_recall_promotable_again(ws: Workspace) 
     from click.testing import CliRunner
 
     from memcore.cli import cli
-    from memcore.timeutil import utcnow
+    from memcore.workspace.clock import utcnow
 
     def invoke(*args: str):
         res = CliRunner().invoke(cli, ["-w", str(ws.root), *args])
@@ -261,8 +263,8 @@ def test_cli_undo_of_promotion_makes_the_recall_promotable_again(ws: Workspace) 
 
 
 def test_undo_leaves_a_promotedAt_changed_later_and_says_so(ws: Workspace) -> None:
-    from memcore import recall_index
-    from memcore.recall import read_store, write_store
+    from memcore.recall import mirror as recall_index
+    from memcore.recall.store import read_store, write_store
 
     ws.memory_md.write_text(LONG_TERM, encoding="utf-8")
     k1 = seed(ws, NOW, line=4)
@@ -345,8 +347,8 @@ def test_refused_undo_leaves_the_recall_store_alone(ws: Workspace) -> None:
 
 
 def test_undo_reports_a_recall_entry_that_left_the_store(ws: Workspace) -> None:
-    from memcore import recall_index
-    from memcore.recall import read_store, write_store
+    from memcore.recall import mirror as recall_index
+    from memcore.recall.store import read_store, write_store
 
     ws.memory_md.write_text(LONG_TERM, encoding="utf-8")
     key = seed(ws, NOW)
@@ -365,7 +367,7 @@ def test_undo_reports_a_recall_entry_that_left_the_store(ws: Workspace) -> None:
 
 
 def test_memory_promote_apply_outside_the_cycle_is_not_a_dream_run(ws: Workspace) -> None:
-    from memcore import promote
+    from memcore.promotion import promote
 
     ws.memory_md.write_text(LONG_TERM, encoding="utf-8")
     seed(ws, NOW)
@@ -375,8 +377,8 @@ def test_memory_promote_apply_outside_the_cycle_is_not_a_dream_run(ws: Workspace
 
 
 def test_reverse_text_drops_an_entry_the_run_added_then_rewrote() -> None:
-    from memcore.dream.journal import Change
     from memcore.dream.undo import reverse_text
+    from memcore.journal.runs import Change
 
     before = "# T\n\n- Kept.\n"
     added = '<!-- memcore:entry id="p1" -->\n- Added by promotion.\n'

@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memcore.db import connect
-from memcore.embeddings import (
+from memcore.errors import ConfigError
+from memcore.search.embeddings import (
     Embedder,
     VectorCache,
     cache_id,
@@ -21,8 +21,8 @@ from memcore.embeddings import (
     embed_cached,
     get_embedder,
 )
-from memcore.embeddings.hashing import DIM, HashingEmbedder, raw_features, tokens
-from memcore.errors import ConfigError
+from memcore.search.embeddings.hashing import DIM, HashingEmbedder, raw_features, tokens
+from memcore.workspace.db import connect
 
 
 def cos(a: np.ndarray, b: np.ndarray) -> float:
@@ -72,7 +72,7 @@ def test_non_english_near_duplicates_are_close() -> None:
 
 def test_vectors_do_not_depend_on_python_hash_seed(tmp_path: Path) -> None:
     code = (
-        "import json, sys; from memcore.embeddings.hashing import raw_features;"
+        "import json, sys; from memcore.search.embeddings.hashing import raw_features;"
         "i, v = raw_features('Vectors must not change between runs: crc32, never hash()');"
         "print(json.dumps([i.tolist(), v.tolist()]))"
     )
@@ -136,7 +136,7 @@ def test_registry() -> None:
 def test_minilm_is_lazy_and_fails_only_with_a_config_error() -> None:
     """Without the extra (or before memcore.embeddings.onnx exists) asking for it is a
     ConfigError naming the extra; with it, it is an Embedder. Never another exception."""
-    if importlib.util.find_spec("memcore.embeddings.onnx") is None:
+    if importlib.util.find_spec("memcore.search.embeddings.onnx") is None:
         with pytest.raises(ConfigError, match=r"memcore\[embed\]"):
             get_embedder("minilm")
         return
@@ -194,7 +194,7 @@ def test_embed_cached_never_embeds_unchanged_text_twice(tmp_path: Path) -> None:
 
 
 def test_batch_paths_equal_one_by_one() -> None:
-    from memcore.embeddings.hashing import raw_features_many
+    from memcore.search.embeddings.hashing import raw_features_many
 
     base = ["deploy billing on Tuesday", "", "!!!", "データベース 5433", "Alice owns the ledger"]
     texts = [base[i % 5] if i % 5 in (1, 2) else f"{base[i % 5]} n{i % 7}" for i in range(2100)]

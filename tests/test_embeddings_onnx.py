@@ -17,13 +17,13 @@ pytest.importorskip(
 
 @pytest.fixture(scope="module")
 def emb():  # type: ignore[no-untyped-def]
-    from memcore.embeddings import get_embedder
+    from memcore.search.embeddings import get_embedder
 
     return get_embedder("minilm")
 
 
 def test_registry_shape_and_normalised_rows(emb) -> None:  # type: ignore[no-untyped-def]
-    from memcore.embeddings import Embedder
+    from memcore.search.embeddings import Embedder
 
     assert isinstance(emb, Embedder)
     assert emb.id == "minilm-l6-int8" and emb.dim == 384
@@ -45,8 +45,8 @@ def test_paraphrase_closer_than_unrelated_and_batch_order_independent(emb) -> No
 
 
 def test_model_file_is_hash_checked(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    from memcore.embeddings import onnx
     from memcore.errors import ConfigError
+    from memcore.search.embeddings import onnx
 
     assert onnx._verified(str(onnx.model_path()), onnx.MODEL_SHA256)
     bad = tmp_path / "model.onnx"
@@ -61,7 +61,7 @@ def test_dream_plan_with_minilm_backend(tmp_path) -> None:  # type: ignore[no-un
     from datetime import UTC, datetime
 
     from memcore.dream import cycle
-    from memcore.workspace import Workspace
+    from memcore.workspace.core import Workspace
 
     root = tmp_path / "ws"
     (root / "memory").mkdir(parents=True)
@@ -79,10 +79,10 @@ def test_dream_plan_with_minilm_backend(tmp_path) -> None:  # type: ignore[no-un
 def test_dream_caches_vectors_and_drops_those_of_removed_entries(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from datetime import UTC, datetime
 
-    from memcore import db
     from memcore.dream.cycle import run_cycle
-    from memcore.embeddings import content_sha1
-    from memcore.workspace import Workspace
+    from memcore.search.embeddings import content_sha1
+    from memcore.workspace import db
+    from memcore.workspace.core import Workspace
 
     ws = Workspace(tmp_path / "ws")
     ws.memory_dir.mkdir(parents=True)

@@ -15,10 +15,10 @@ from types import ModuleType
 
 import pytest
 
-from memcore.config import dreaming_settings, load_config
-from memcore.recall import entry_key, normalize_snippet, read_store
-from memcore.scoring import Thresholds, first_failed_gate, rank, score_entry
-from memcore.workspace import Workspace, is_daily_note_path
+from memcore.promotion.scoring import Thresholds, first_failed_gate, rank, score_entry
+from memcore.recall.store import entry_key, normalize_snippet, read_store
+from memcore.workspace.config import dreaming_settings, load_config
+from memcore.workspace.core import Workspace, is_daily_note_path
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "workspace"

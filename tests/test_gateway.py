@@ -12,8 +12,8 @@ from click.testing import CliRunner
 
 from memcore.gateway.server import PortInUse, bind_socket
 from memcore.gateway.workspaces import build_served, pick, workspaces_from_user_file
-from memcore.recall import read_store
-from memcore.workspace import Workspace
+from memcore.recall.store import read_store
+from memcore.workspace.core import Workspace
 from tests.test_gateway_helpers import FACT, TOKEN, gateway, make_ws, seed_candidate, seed_weak
 
 

@@ -11,9 +11,9 @@ import httpx
 
 from memcore.gateway.server import GatewayOptions, Running, serve_in_thread
 from memcore.gateway.workspaces import Served, build_served
-from memcore.recall import record_recalls
-from memcore.timeutil import utcnow
-from memcore.workspace import Workspace
+from memcore.recall.store import record_recalls
+from memcore.workspace.clock import utcnow
+from memcore.workspace.core import Workspace
 
 TOKEN = "test-token-123"
 FACT = "The staging database password rotates every Monday at 09:00."

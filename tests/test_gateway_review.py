@@ -9,8 +9,8 @@ import pytest
 
 from memcore import sessions
 from memcore.dream import cycle, review
-from memcore.dream.entries import parse
-from memcore.workspace import Workspace
+from memcore.workspace.core import Workspace
+from memcore.workspace.entries import parse
 from tests.test_gateway_helpers import gateway
 
 NOW = datetime(2026, 11, 30, 3, 0, tzinfo=UTC)

@@ -10,10 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from memcore import schedule
-from memcore.schedule import Job, JobState, load_state, recent_runs, register_job, unregister_job
-from memcore.timeutil import utcnow
-from memcore.workspace import Workspace
+from memcore.schedule import jobs as schedule
+from memcore.schedule.jobs import (
+    Job,
+    JobState,
+    load_state,
+    recent_runs,
+    register_job,
+    unregister_job,
+)
+from memcore.workspace.clock import utcnow
+from memcore.workspace.core import Workspace
 from tests.test_gateway_helpers import gateway, make_ws, seed_candidate
 
 

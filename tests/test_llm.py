@@ -8,9 +8,8 @@ import socket
 
 import pytest
 
-from memcore.config import load_config
 from memcore.errors import ConfigError
-from memcore.llm import (
+from memcore.judge.llm import (
     LLM,
     ExtractiveLLM,
     LLMError,
@@ -20,6 +19,7 @@ from memcore.llm import (
     make_llm,
 )
 from memcore.sessions.prompts import RequestSource, build_messages
+from memcore.workspace.config import load_config
 from tests.chat_server import Reply, chat_server
 
 MESSAGES = [

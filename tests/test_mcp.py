@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from memcore.errors import InputError
-from memcore.mcp import read_lines, resolve_inside
-from memcore.recall import read_store
-from memcore.workspace import Workspace
+from memcore.mcp.server import read_lines, resolve_inside
+from memcore.recall.store import read_store
+from memcore.workspace.core import Workspace
 from tests.test_gateway_helpers import FACT, seed_candidate
 
 

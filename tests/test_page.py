@@ -7,7 +7,7 @@ import tomllib
 
 import pytest
 
-from memcore.workspace import Workspace
+from memcore.workspace.core import Workspace
 from tests.test_gateway_helpers import gateway, seed_candidate, seed_weak
 
 CHROMIUM = "/usr/bin/chromium"

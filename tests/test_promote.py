@@ -7,9 +7,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from memcore import promote, recall
 from memcore.errors import WorkspaceError
-from memcore.workspace import Workspace
+from memcore.promotion import promote
+from memcore.recall import store as recall
+from memcore.workspace.core import Workspace
 from tests.conftest import write_note
 
 NOW = datetime(2026, 4, 2, 6, 30, tzinfo=UTC)
@@ -206,7 +207,7 @@ def test_explain(ws: Workspace) -> None:
 
 
 def test_promoted_entries_parse_cleanly_for_consolidation(ws: Workspace) -> None:
-    from memcore.dream.entries import parse
+    from memcore.workspace.entries import parse
 
     key = seed(ws)
     promote.apply(ws, now=NOW)

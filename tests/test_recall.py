@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from memcore import recall, recall_repair
 from memcore.errors import InputError
-from memcore.workspace import Workspace
+from memcore.recall import repair as recall_repair
+from memcore.recall import store as recall
+from memcore.workspace.core import Workspace
 
 NOW = datetime(2026, 4, 5, 10, 0, tzinfo=UTC)
 
@@ -271,7 +272,7 @@ def test_twenty_concurrent_recorders_lose_no_update(ws: Workspace) -> None:
 
 
 def test_fields_from_newer_openclaw_survive_a_rewrite(ws: Workspace) -> None:
-    from memcore import promote
+    from memcore.promotion import promote
 
     (ws.memory_dir / "2026-04-02.md").write_text("# d\n\n\nConfigured VLAN 10 on the edge router\n")
     recall.record_recalls(ws, "q0", [hit(start=4, end=4)], now=NOW)

@@ -6,8 +6,10 @@ import json
 import random
 from datetime import UTC, datetime, timedelta
 
-from memcore import promote, recall, recall_index, scoring
-from memcore.workspace import Workspace
+from memcore.promotion import promote, scoring
+from memcore.recall import mirror as recall_index
+from memcore.recall import store as recall
+from memcore.workspace.core import Workspace
 
 NOW = datetime(2026, 4, 10, tzinfo=UTC)
 
@@ -133,7 +135,7 @@ def test_patching_path_writes_what_the_full_path_writes(tmp_path, monkeypatch) -
 
 def test_recording_after_a_foreign_write_heals_the_mirror(ws: Workspace, monkeypatch) -> None:
     """After another tool wrote the store, one search pays the full path; the next ones patch."""
-    from memcore import recall_patch
+    from memcore.recall import patch as recall_patch
 
     populate(ws, n_searches=10)
     doc = json.loads(ws.store_path.read_text())

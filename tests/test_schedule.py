@@ -7,8 +7,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from memcore import schedule
-from memcore.schedule import (
+from memcore.schedule import jobs as schedule
+from memcore.schedule.jobs import (
     Job,
     JobSkipped,
     JobState,
@@ -22,7 +22,7 @@ from memcore.schedule import (
     register_job,
     unregister_job,
 )
-from memcore.workspace import Workspace
+from memcore.workspace.core import Workspace
 
 NY = ZoneInfo("America/New_York")
 BERLIN = ZoneInfo("Europe/Berlin")
@@ -117,7 +117,7 @@ def test_failure_is_logged_with_traceback(ws: Workspace, counting_job, caplog) -
     job, _calls = counting_job
     now = datetime(2026, 5, 1, 3, tzinfo=UTC)
     execute(ws, job, now)
-    with caplog.at_level("INFO", logger="memcore.schedule"):
+    with caplog.at_level("INFO", logger="memcore.schedule.jobs"):
         execute(ws, job, now)
     text = caplog.text
     assert "run failed" in text and "Traceback" in text and "job=test-count" in text
@@ -157,7 +157,7 @@ def test_promote_limit_zero_is_skipped(ws: Workspace, caplog) -> None:
     ws.config_path.write_text('[dreaming]\nmode = "core"\nlimit = 0\n', encoding="utf-8")
     ws.memory_md.write_text("# Long-Term Memory\n", encoding="utf-8")
     now = datetime(2026, 5, 1, 3, tzinfo=UTC)
-    with caplog.at_level("INFO", logger="memcore.schedule"):
+    with caplog.at_level("INFO", logger="memcore.schedule.jobs"):
         out = execute(ws, schedule.get_job("promote"), now, slot=now)
     assert out.status == "skipped" and out.result["skipped"] == "limit = 0"
     assert "limit = 0" in caplog.text

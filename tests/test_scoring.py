@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memcore import scoring
-from memcore.recall import query_hash
-from memcore.timeutil import iso_ms
+from memcore.promotion import scoring
+from memcore.recall.store import query_hash
+from memcore.workspace.clock import iso_ms
 
 NOW = datetime(2026, 4, 10, tzinfo=UTC)
 

@@ -15,10 +15,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memcore.recall import read_store
-from memcore.search import chunk_markdown, index_stats, last_record_error, search
-from memcore.search_index import _scan, load_df
-from memcore.workspace import Workspace
+from memcore.recall.store import read_store
+from memcore.search.index import _scan, load_df
+from memcore.search.query import chunk_markdown, index_stats, last_record_error, search
+from memcore.workspace.core import Workspace
 from tests.conftest import held_lock
 
 NOW = datetime(2026, 4, 10, 12, 0, tzinfo=UTC)
@@ -404,7 +404,7 @@ def test_lock_held_elsewhere_does_not_block_the_search(mws: Workspace) -> None:
 
 
 def test_memory_md_hits_count_as_ledger_accesses(mws: Workspace) -> None:
-    from memcore.dream import ledger
+    from memcore.recall import ledger
 
     res = search(mws, "dark mode vim keybindings editor", now=NOW)
     assert res.results[0]["path"] == "MEMORY.md" and res.results[0]["startLine"] == 10
@@ -430,8 +430,8 @@ def test_chinese_and_japanese_text_is_searchable(mws: Workspace) -> None:
 
 def test_concurrent_searches_build_one_consistent_index(mws: Workspace) -> None:
     code = (
-        "import sys; from pathlib import Path; from memcore.search import search;"
-        "from memcore.workspace import Workspace;"
+        "import sys; from pathlib import Path; from memcore.search.query import search;"
+        "from memcore.workspace.core import Workspace;"
         "r = search(Workspace(Path(sys.argv[1])), 'postgres upgrade staging');"
         "print(r.results[0]['path'], r.results[0]['startLine'], r.record_error)"
     )
@@ -453,7 +453,7 @@ def test_concurrent_searches_build_one_consistent_index(mws: Workspace) -> None:
 
 
 def test_edit_reuses_unchanged_chunks_and_moves_their_lines(mws: Workspace) -> None:
-    from memcore.search import open_index
+    from memcore.search.query import open_index
 
     search(mws, "billing", record=False)
     text = mws.memory_md.read_text(encoding="utf-8")
@@ -500,7 +500,7 @@ def test_edit_reuses_unchanged_chunks_and_moves_their_lines(mws: Workspace) -> N
 def test_hit_score_is_bounded_and_monotone(
     bm25: float, ref: float, cos: float, spec: float, more_bm25: float, more_cos: float
 ) -> None:
-    from memcore.search import hit_score
+    from memcore.search.query import hit_score
 
     score, lexical, semantic = hit_score(bm25, ref, cos, spec)
     assert 0.0 <= score <= 1.0 and 0.0 <= lexical <= 1.0 and 0.0 <= semantic <= 1.0
@@ -521,7 +521,7 @@ def test_deep_index_stats_hashes_content(mws: Workspace) -> None:
 
 
 def test_recording_can_be_turned_off(ws: Workspace) -> None:
-    from memcore.search import search
+    from memcore.search.query import search
 
     (ws.memory_dir / "2026-11-21.md").write_text(
         "# Notes\n\n- The billing cron runs at 02:00 UTC every night.\n", encoding="utf-8"

@@ -6,13 +6,13 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from memcore.db import connect
-from memcore.llm import OpenAICompatibleLLM, Usage
+from memcore.judge.llm import OpenAICompatibleLLM, Usage
 from memcore.sessions import budget as bud
 from memcore.sessions import status
 from memcore.sessions.run import execute
 from memcore.sessions.store import ensure_schema
-from memcore.workspace import Workspace
+from memcore.workspace.core import Workspace
+from memcore.workspace.db import connect
 from tests.chat_server import Reply, chat_server
 from tests.test_sessions_dream import NOW, make_session, turns_for
 

@@ -9,16 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from memcore.db import connect
 from memcore.errors import LockBusy
-from memcore.llm import Completion, ExtractiveLLM, OpenAICompatibleLLM
+from memcore.judge.llm import Completion, ExtractiveLLM, OpenAICompatibleLLM
 from memcore.sessions import due, status
 from memcore.sessions.flow import open_user_db
 from memcore.sessions.lease import Lease
 from memcore.sessions.run import execute
 from memcore.sessions.settings import project_id
 from memcore.sessions.store import ensure_schema, get_version, latest, progress, version_sources
-from memcore.workspace import Workspace
+from memcore.workspace.core import Workspace
+from memcore.workspace.db import connect
 from tests.chat_server import Reply, chat_server
 
 NOW = datetime(2026, 11, 3, 12, 0, tzinfo=UTC)
@@ -396,7 +396,7 @@ def test_secrets_never_reach_the_model_or_memory(ws: Workspace) -> None:
 
 
 def test_scheduler_job_registration_and_gates(ws: Workspace) -> None:
-    from memcore import schedule
+    from memcore.schedule import jobs as schedule
     from memcore.sessions import jobs
 
     job = schedule.get_job("sessions")

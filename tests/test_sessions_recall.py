@@ -15,7 +15,7 @@ from memcore.sessions.health import health_report
 from memcore.sessions.recall_api import recall
 from memcore.sessions.run import execute
 from memcore.sessions.settings import project_id
-from memcore.workspace import Workspace
+from memcore.workspace.core import Workspace
 from tests.test_sessions_dream import NOW, CountingLLM, append_turn, make_session, turns_for
 
 
@@ -143,8 +143,8 @@ def test_health_report(ws: Workspace) -> None:
 
 
 def test_health_ranks_unverified_by_ledger_hits(ws: Workspace) -> None:
-    from memcore.db import connect
-    from memcore.markdown import text_entry_id
+    from memcore.workspace.db import connect
+    from memcore.workspace.markdown import text_entry_id
 
     ws.memory_md.write_text(
         "# Long-Term Memory\n\n## Notes\n- Rarely used fact.\n- Often used fact.\n"
@@ -152,7 +152,7 @@ def test_health_ranks_unverified_by_ledger_hits(ws: Workspace) -> None:
     ws.ensure_dreams_dir()
     conn = connect(ws.db_path)
     conn.execute("CREATE TABLE dream_ledger (id TEXT PRIMARY KEY, access_count INTEGER)")
-    from memcore.dream.entries import parse
+    from memcore.workspace.entries import parse
 
     ids = {e.text: e.id for e in parse(ws.memory_md.read_text()).entries}
     assert ids["Often used fact."] in (text_entry_id("Often used fact."), ids["Often used fact."])
@@ -198,10 +198,10 @@ def test_cli_dream_status_recall_context(ws: Workspace) -> None:
 
 
 def test_cli_lease_busy_exits_75(ws: Workspace) -> None:
-    from memcore.db import connect
     from memcore.sessions.lease import Lease
     from memcore.sessions.store import ensure_schema
-    from memcore.timeutil import utcnow
+    from memcore.workspace.clock import utcnow
+    from memcore.workspace.db import connect
 
     make_session(ws, "s0", turns_for(0))
     ws.ensure_dreams_dir()

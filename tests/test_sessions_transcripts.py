@@ -9,12 +9,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memcore.config import load_config
 from memcore.errors import ConfigError, InputError
+from memcore.redact import redact
 from memcore.sessions.budget import split_utf8
-from memcore.sessions.redact import redact
 from memcore.sessions.settings import sessions_settings
 from memcore.sessions.transcripts import read_transcript, sniff
+from memcore.workspace.config import load_config
 
 
 def write_jsonl(path: Path, records: list[dict], head: str = "") -> Path:

@@ -12,7 +12,7 @@ import time
 import pytest
 
 from memcore.errors import LockBusy
-from memcore.workspace import Workspace, shared_lock_owner
+from memcore.workspace.core import Workspace, shared_lock_owner
 
 
 def _openclaw_holder(ws: Workspace) -> subprocess.Popen[str]:

@@ -23,10 +23,10 @@ sys.path.insert(0, str(HERE.parent.parent))
 from dream_facts import FACTS, PINNED, SINGLES, STALE  # noqa: E402
 
 from memcore.dream import ledger  # noqa: E402
-from memcore.dream.ledger import Meta  # noqa: E402
-from memcore.markdown import format_marker  # noqa: E402
-from memcore.timeutil import iso_ms  # noqa: E402
-from memcore.workspace import Workspace, atomic_write_text  # noqa: E402
+from memcore.recall.ledger import Meta  # noqa: E402
+from memcore.workspace.clock import iso_ms  # noqa: E402
+from memcore.workspace.core import Workspace, atomic_write_text  # noqa: E402
+from memcore.workspace.markdown import format_marker  # noqa: E402
 
 TYPES = ("fact", "preference", "convention", "decision")
 CROSS_SCOPE_EVERY = 11  # every 11th fact also has a copy in another scope (must never merge)

@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 import click
 
 from memcore.errors import MemcoreError
-from memcore.workspace import Workspace, resolve_workspace
+from memcore.workspace.core import Workspace, resolve_workspace
 
 F = TypeVar("F", bound=Callable[..., Any])
 

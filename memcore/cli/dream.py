@@ -11,7 +11,7 @@ from memcore.cli.common import current_workspace, echo_json, handle_errors, json
 
 
 def _now() -> Any:
-    from memcore.timeutil import utcnow
+    from memcore.workspace.clock import utcnow
 
     return utcnow()
 
@@ -185,7 +185,9 @@ def _dream(
 
 
 def _echo_diff(ws: Any, res: dict[str, Any]) -> None:
-    from memcore.dream import journal, ledger, report
+    from memcore.dream import report
+    from memcore.journal import runs as journal
+    from memcore.recall import ledger
 
     if not res.get("runId"):
         return
@@ -202,7 +204,8 @@ def _echo_diff(ws: Any, res: dict[str, Any]) -> None:
 @handle_errors
 def history_cmd(limit: int, as_json: bool) -> None:
     """List dream runs (newest first) with their counters."""
-    from memcore.dream import journal, ledger
+    from memcore.journal import runs as journal
+    from memcore.recall import ledger
 
     ws = current_workspace()
     runs: list[dict[str, Any]] = []
@@ -244,8 +247,8 @@ def history_cmd(limit: int, as_json: bool) -> None:
 @handle_errors
 def entries_cmd(as_json: bool) -> None:
     """List MEMORY.md entries with their ids and metadata (for `memcore memory set`)."""
-    from memcore.dream import ledger
-    from memcore.dream.entries import parse
+    from memcore.recall import ledger
+    from memcore.workspace.entries import parse
 
     ws = current_workspace()
     doc = parse(ledger.read_memory(ws))

@@ -125,8 +125,8 @@ def mcp_cmd(workspace: str | None) -> None:
 
     Tools: memory_search, memory_get, dreaming, promote_preview (and recall with sessions).
     """
-    from memcore.mcp import run_stdio
-    from memcore.workspace import resolve_workspace
+    from memcore.mcp.server import run_stdio
+    from memcore.workspace.core import resolve_workspace
 
     ws = resolve_workspace(workspace) if workspace else get_state().workspace()
     logging.getLogger("memcore").setLevel(logging.WARNING)  # stdout is the protocol channel

@@ -15,9 +15,9 @@ from memcore.cli.common import current_workspace, echo_json, handle_errors, json
 @handle_errors
 def init_cmd(directory: str | None) -> None:
     """Create MEMORY.md, memory/ and a commented memcore.toml (never overwrites)."""
-    from memcore.config import DEFAULT_CONFIG_TEXT
-    from memcore.promote import TITLE
-    from memcore.workspace import Workspace, atomic_write_text, resolve_workspace
+    from memcore.promotion.promote import TITLE
+    from memcore.workspace.config import DEFAULT_CONFIG_TEXT
+    from memcore.workspace.core import Workspace, atomic_write_text, resolve_workspace
 
     ws = Workspace(Path(directory).absolute()) if directory else resolve_workspace(must_exist=False)
     if ws.root.exists() and not ws.root.is_dir():
@@ -84,7 +84,7 @@ def promote_cmd(
     as_json: bool,
 ) -> None:
     """Rank short-term recalls; with --apply, append the best to MEMORY.md."""
-    from memcore import promote
+    from memcore.promotion import promote
 
     ws = current_workspace()
     kwargs = dict(
@@ -159,7 +159,7 @@ def _print_promote(ws: Any, result: Any) -> None:
 @handle_errors
 def explain_cmd(selector: str, as_json: bool) -> None:
     """Why an entry is or is not a candidate: components, score, every gate."""
-    from memcore import promote
+    from memcore.promotion import promote
 
     ws = current_workspace()
     out = promote.explain(ws, selector)
@@ -194,7 +194,8 @@ def explain_cmd(selector: str, as_json: bool) -> None:
 @handle_errors
 def status_cmd(deep: bool, fix: bool, as_json: bool) -> None:
     """Workspace, index, recall store, lock, dreaming settings and warnings."""
-    from memcore import recall_repair, status
+    from memcore.promotion import status
+    from memcore.recall import repair as recall_repair
 
     ws = current_workspace()
     repair = None
@@ -257,7 +258,7 @@ def status_cmd(deep: bool, fix: bool, as_json: bool) -> None:
 
 
 def _index_stats(ws: Any, deep: bool) -> dict[str, Any]:
-    from memcore import search
+    from memcore.search import query as search
 
     try:
         return search.index_stats(ws, deep=deep)
@@ -270,7 +271,7 @@ def _index_stats(ws: Any, deep: bool) -> dict[str, Any]:
 @handle_errors
 def dreaming_cmd(words: tuple[str, ...]) -> None:
     """The /dreaming chat command: off|core|rem|deep|status|help."""
-    from memcore.commands import handle_dreaming
+    from memcore.promotion.commands import handle_dreaming
 
     click.echo(handle_dreaming(current_workspace(), " ".join(words)))
 

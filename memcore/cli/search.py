@@ -53,11 +53,11 @@ def search_cmd(query: str, limit: int, no_record: bool, as_json: bool) -> None:
 
     Scores are in [0, 1]: about 0.85 or more when a query clearly targets one chunk.
     """
-    from memcore.search import search
+    from memcore.search.query import search
 
     ws = current_workspace()
     # The library logs a recording failure; here it is shown once, below, as a warning line.
-    logging.getLogger("memcore.search").setLevel(logging.ERROR)
+    logging.getLogger("memcore.search.query").setLevel(logging.ERROR)
     result = search(ws, query, limit=limit, record=not no_record)
     for warning in result.warnings:
         click.echo(f"Warning: {warning}", err=True)
@@ -94,10 +94,10 @@ def record_cmd(query: str, timeout: float, as_json: bool) -> None:
     """
     import json
 
-    from memcore.config import dreaming_settings, load_config
-    from memcore.recall import record_recalls
-    from memcore.scoring import Thresholds, passes_gates
-    from memcore.timeutil import utcnow
+    from memcore.promotion.scoring import Thresholds, passes_gates
+    from memcore.recall.store import record_recalls
+    from memcore.workspace.clock import utcnow
+    from memcore.workspace.config import dreaming_settings, load_config
 
     raw = sys.stdin.read()
     try:

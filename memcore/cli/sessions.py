@@ -29,10 +29,10 @@ def dream_cmd(automatic: bool, model: str | None, as_json: bool) -> None:
 
     A manual run ignores the interval and the candidate count, never the lease: if another
     run is in progress it exits 75."""
-    from memcore.config import load_config
-    from memcore.llm import make_llm
+    from memcore.judge.llm import make_llm
     from memcore.sessions import dream
-    from memcore.timeutil import utcnow
+    from memcore.workspace.clock import utcnow
+    from memcore.workspace.config import load_config
 
     ws = current_workspace()
     llm = make_llm(load_config(ws), model) if model else None
@@ -79,7 +79,7 @@ def status_cmd(as_json: bool) -> None:
     """Candidates, budget, last run report and the health of MEMORY.md."""
     from memcore.sessions import status
     from memcore.sessions.health import format_health, health_report
-    from memcore.timeutil import utcnow
+    from memcore.workspace.clock import utcnow
 
     ws = current_workspace()
     out = status(ws, utcnow())

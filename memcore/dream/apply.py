@@ -13,8 +13,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from memcore.dream import journal, ledger
-from memcore.dream.entries import (
+from memcore.errors import InputError
+from memcore.journal import runs as journal
+from memcore.journal.runs import Change
+from memcore.recall import ledger
+from memcore.recall.ledger import Meta
+from memcore.workspace.clock import iso_ms
+from memcore.workspace.core import Workspace, atomic_write_text
+from memcore.workspace.entries import (
     Document,
     Entry,
     body_of,
@@ -25,11 +31,6 @@ from memcore.dream.entries import (
     parse,
     render,
 )
-from memcore.dream.journal import Change
-from memcore.dream.ledger import Meta
-from memcore.errors import InputError
-from memcore.timeutil import iso_ms
-from memcore.workspace import Workspace, atomic_write_text
 
 
 class StalePlan(InputError):
@@ -103,7 +104,7 @@ def promote_step(ws: Workspace, now: datetime, lock_timeout: float | None) -> Pr
 
     promote.apply stamps each key it applied with ``iso_ms(now)``, and only ever picks entries
     without ``promotedAt`` (scoring.is_eligible), so the value before is None."""
-    from memcore import promote
+    from memcore.promotion import promote
 
     res = promote.apply(ws, now=now, lock_timeout=lock_timeout)
     done = res.apply or {}

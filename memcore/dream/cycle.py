@@ -17,19 +17,21 @@ from datetime import datetime
 from functools import partial
 from typing import Any
 
-from memcore.config import load_config
-from memcore.dream import journal, ledger, model_merge
 from memcore.dream import review as review_mod
 from memcore.dream.apply import Applied, MergeOp, MetaOp, Op, RemoveOp, apply_ops, promote_step
-from memcore.dream.entries import Document, parse
-from memcore.dream.ledger import Meta
 from memcore.dream.lifecycle import age_days, decayed, forget_reason
 from memcore.dream.merge import Item, candidate_pairs, cluster, combined_text
 from memcore.dream.reconcile import ConflictProposal, find_conflicts
 from memcore.dream.settings import ConsolidationSettings, consolidation_settings
 from memcore.errors import InputError
-from memcore.timeutil import iso_ms, parse_iso, utcnow
-from memcore.workspace import Workspace
+from memcore.journal import runs as journal
+from memcore.judge import model_merge
+from memcore.recall import ledger
+from memcore.recall.ledger import Meta
+from memcore.workspace.clock import iso_ms, parse_iso, utcnow
+from memcore.workspace.config import load_config
+from memcore.workspace.core import Workspace
+from memcore.workspace.entries import Document, parse
 
 STEPS = ("promote", "merge", "reconcile", "decay", "forget")
 #: The result every run reports (issue 4's contract for the CLI, the API and the job).
@@ -125,7 +127,7 @@ def _embed(
 ) -> tuple[Any, Any]:
     import numpy as np
 
-    from memcore.embeddings import VectorCache, cache_id, content_sha1, get_embedder
+    from memcore.search.embeddings import VectorCache, cache_id, content_sha1, get_embedder
 
     emb = get_embedder(settings.embedder)
     fit = getattr(emb, "fit", None)
@@ -297,8 +299,8 @@ def build_plan(
 
 
 def _promotions(ws: Workspace, now: datetime) -> list[dict[str, Any]]:
-    from memcore import promote
-    from memcore.markdown import promoted_entry_id
+    from memcore.promotion import promote
+    from memcore.workspace.markdown import promoted_entry_id
 
     res = promote.preview(ws, now=now)
     return [

@@ -7,14 +7,14 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from memcore.schedule import Job, JobState, register_job
-from memcore.workspace import Workspace
+from memcore.schedule.jobs import Job, JobState, register_job
+from memcore.workspace.core import Workspace
 
 
 def _next_due(ws: Workspace, now: datetime, state: JobState) -> datetime | None:
-    from memcore.config import load_config
     from memcore.dream.cycle import last_run_at
     from memcore.dream.settings import consolidation_settings
+    from memcore.workspace.config import load_config
 
     s = consolidation_settings(load_config(ws))  # raises ConfigError when invalid
     if not s.enabled or not ws.memory_md.is_file():
@@ -26,8 +26,8 @@ def _next_due(ws: Workspace, now: datetime, state: JobState) -> datetime | None:
 
 
 def _run(ws: Workspace, now: datetime) -> dict[str, Any]:
-    from memcore.config import dreaming_settings, load_config
     from memcore.dream.cycle import RESULT_KEYS, STEPS, run_cycle
+    from memcore.workspace.config import dreaming_settings, load_config
 
     # Unattended runs promote only when dreaming is on: mode "off" disables automatic
     # promotion (manual `memcore dream` and "Dream now" still promote with core's gates).

@@ -12,10 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
-from memcore.dream.contradict import details
-from memcore.dream.ledger import Meta
 from memcore.dream.settings import ConsolidationSettings
-from memcore.timeutil import iso_ms, parse_iso
+from memcore.judge.contradict import details
+from memcore.recall.ledger import Meta
+from memcore.workspace.clock import iso_ms, parse_iso
 
 DECAY_FACTOR = 0.8
 IMPORTANCE_FLOOR = 0.05

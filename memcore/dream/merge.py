@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from memcore.dream.contradict import contradiction, unique_content, unique_details
+from memcore.judge.contradict import contradiction, unique_content, unique_details
 
 SCOPE_RANK = {"global": 0, "project": 1, "session": 2}
 _PROJECT_DIM = 256

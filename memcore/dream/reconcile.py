@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from memcore.dream.contradict import contradiction, topic
-from memcore.dream.entries import Entry
-from memcore.dream.ledger import Meta
+from memcore.judge.contradict import contradiction, topic
+from memcore.recall.ledger import Meta
+from memcore.workspace.entries import Entry
 
 CONFLICT_NEIGHBOURS = 4
 

@@ -131,7 +131,7 @@ def plan_json(plan: Plan) -> dict[str, Any]:
 def planned_text(plan: Plan) -> str:
     """MEMORY.md as it would be with every merge and prune of ``plan`` (for ``--diff``)."""
     from memcore.dream.apply import with_text
-    from memcore.dream.entries import render
+    from memcore.workspace.entries import render
 
     index = {e.id: i for i, e in enumerate(plan.doc.entries)}
     edits: dict[int, str | None] = {}

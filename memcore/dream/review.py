@@ -15,8 +15,8 @@ from datetime import datetime
 from typing import Any
 
 from memcore.errors import InputError
-from memcore.timeutil import iso_ms
-from memcore.workspace import Workspace
+from memcore.workspace.clock import iso_ms
+from memcore.workspace.core import Workspace
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS dream_review (
@@ -102,7 +102,7 @@ def pending(ws: Workspace) -> list[dict[str, Any]]:
     A conflict has ``a`` and ``b`` (``id``, ``text``), ``topic``, ``reason`` and ``suggested``
     (the likely winner, "a"); a merge has ``keeper``, ``absorbed`` and the proposed ``text``.
     """
-    from memcore.dream.ledger import connect
+    from memcore.recall.ledger import connect
 
     if not ws.db_path.exists():
         return []
@@ -140,9 +140,10 @@ def resolve(ws: Workspace, item_id: int, choice: str, *, now: datetime) -> dict[
 
 def _resolve(ws: Workspace, item_id: int, choice: str, *, now: datetime) -> dict[str, Any]:
     """Apply a review decision as its own journaled run (see :func:`resolve`)."""
-    from memcore.dream import journal, ledger
     from memcore.dream.apply import MergeOp, Op, RemoveOp, StalePlan, apply_ops
-    from memcore.dream.ledger import Meta
+    from memcore.journal import runs as journal
+    from memcore.recall import ledger
+    from memcore.recall.ledger import Meta
 
     with ws.lock(), ledger.connect(ws) as conn:
         item = get_item(conn, item_id)

@@ -11,8 +11,12 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from memcore.dream import journal, ledger
-from memcore.dream.entries import (
+from memcore.errors import InputError
+from memcore.journal import runs as journal
+from memcore.journal.runs import Change
+from memcore.recall import ledger
+from memcore.workspace.core import Workspace, atomic_write_text
+from memcore.workspace.entries import (
     SCOPES,
     TYPES,
     Document,
@@ -25,9 +29,6 @@ from memcore.dream.entries import (
     parse,
     render,
 )
-from memcore.dream.journal import Change
-from memcore.errors import InputError
-from memcore.workspace import Workspace, atomic_write_text
 
 
 def find_entry(doc: Document, entry_id: str) -> tuple[int, Entry]:

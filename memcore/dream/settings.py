@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from memcore.config import Config, check_number, get_bool, get_number, get_str
-from memcore.dream.entries import TYPES
 from memcore.errors import ConfigError
+from memcore.workspace.config import Config, check_number, get_bool, get_number, get_str
+from memcore.workspace.entries import TYPES
 
 #: Merge thresholds calibrated per backend id on the labelled pairs in bench/eval/
 #: (see bench/bench_dream.py and /work BENCHMARKS); used when the config sets none.

@@ -18,13 +18,14 @@ import re
 from datetime import datetime
 from typing import Any
 
-from memcore import recall_index
-from memcore.dream import journal, ledger
-from memcore.dream.entries import Document, content_hash, insert_at, parse, render
-from memcore.dream.journal import Change
 from memcore.errors import InputError
-from memcore.recall import read_store, write_store
-from memcore.workspace import Workspace, atomic_write_text
+from memcore.journal import runs as journal
+from memcore.journal.runs import Change
+from memcore.recall import ledger
+from memcore.recall import mirror as recall_index
+from memcore.recall.store import read_store, write_store
+from memcore.workspace.core import Workspace, atomic_write_text
+from memcore.workspace.entries import Document, content_hash, insert_at, parse, render
 
 #: Heading of the section ``memcore.promote`` appends (kept in step with promote.SECTION_PREFIX).
 PROMOTED_SECTION = "## Promoted From Short-Term Memory"

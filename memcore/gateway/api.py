@@ -9,12 +9,12 @@ import os
 from datetime import datetime
 from typing import Any
 
-from memcore import schedule
-from memcore.config import DreamingSettings
 from memcore.errors import WorkspaceError
-from memcore.schedule import Job
-from memcore.timeutil import iso_ms
-from memcore.workspace import Workspace
+from memcore.schedule import jobs as schedule
+from memcore.schedule.jobs import Job
+from memcore.workspace.clock import iso_ms
+from memcore.workspace.config import DreamingSettings
+from memcore.workspace.core import Workspace
 
 
 def settings_or_default(ws: Workspace) -> tuple[DreamingSettings, str | None]:
@@ -45,7 +45,7 @@ def dreaming_status_cached(ws: Workspace, now: datetime) -> dict[str, Any]:
     The store, MEMORY.md and memcore.toml are keyed by (mtime_ns, size), plus today's date
     for ``promotedToday``; a 5,000-entry store is parsed once, not on every poll.
     """
-    from memcore.status import dreaming_status
+    from memcore.promotion.status import dreaming_status
 
     settings, _err = settings_or_default(ws)
     key = _stat_key(ws, now, settings.tz)
@@ -128,8 +128,14 @@ def candidates_payload(ws: Workspace, now: datetime, limit: int = 25) -> dict[st
 
 
 def _candidates(ws: Workspace, now: datetime, limit: int) -> dict[str, Any]:
-    from memcore.recall import read_store
-    from memcore.scoring import Thresholds, first_failed_gate, gate_checks, is_eligible, score_entry
+    from memcore.promotion.scoring import (
+        Thresholds,
+        first_failed_gate,
+        gate_checks,
+        is_eligible,
+        score_entry,
+    )
+    from memcore.recall.store import read_store
 
     settings, err = settings_or_default(ws)
     th = Thresholds.from_settings(settings).sanitized()

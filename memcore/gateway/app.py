@@ -20,13 +20,14 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from memcore import __version__, schedule
+from memcore import __version__
 from memcore.errors import ConfigError, InputError, LockBusy, MemcoreError
 from memcore.gateway import api
 from memcore.gateway.scheduler import Busy, Scheduler, in_daemon_thread
 from memcore.gateway.security import Guard, HTTPProblem, Schema, read_json
 from memcore.gateway.workspaces import Served, UnknownWorkspace, pick
-from memcore.timeutil import utcnow
+from memcore.schedule import jobs as schedule
+from memcore.workspace.clock import utcnow
 
 log = logging.getLogger("memcore.gateway")
 
@@ -186,7 +187,7 @@ async def promote_route(gw: Gateway, request: Request) -> Response:
     limit = body.get("limit")
     if limit is not None and not 0 <= limit <= 10_000:
         raise HTTPProblem(400, "field 'limit' must be from 0 to 10000")
-    from memcore import promote
+    from memcore.promotion import promote
 
     if not body.get("apply"):
         res = await asyncio.to_thread(lambda: promote.preview(s.ws, now=utcnow(), limit=limit))
@@ -239,7 +240,7 @@ async def search_route(gw: Gateway, request: Request) -> Response:
     limit = body.get("limit", 10)
     if not 1 <= limit <= 100:
         raise HTTPProblem(400, "field 'limit' must be from 1 to 100")
-    from memcore.search import search
+    from memcore.search.query import search
 
     async with gw.search_lock(s):
         res = await asyncio.to_thread(search, s.ws, query, limit=limit, now=utcnow())
@@ -252,7 +253,7 @@ async def search_route(gw: Gateway, request: Request) -> Response:
 async def commands_route(gw: Gateway, request: Request) -> Response:
     body = await read_json(request, {**WS_FIELD, "text": ((str,), True)}, gw.guard.max_body)
     s = gw.pick(request, body)
-    from memcore.commands import handle_dreaming
+    from memcore.promotion.commands import handle_dreaming
 
     text = body["text"].strip()
     word = text.split()[0].lower() if text.split() else ""

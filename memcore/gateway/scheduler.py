@@ -19,11 +19,11 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
-from memcore import schedule
 from memcore.errors import MemcoreError
 from memcore.gateway.workspaces import Served
-from memcore.schedule import Job, RunOutcome
-from memcore.timeutil import iso_ms, utcnow
+from memcore.schedule import jobs as schedule
+from memcore.schedule.jobs import Job, RunOutcome
+from memcore.workspace.clock import iso_ms, utcnow
 
 log = logging.getLogger("memcore.gateway")
 T = TypeVar("T")

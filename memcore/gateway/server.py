@@ -122,7 +122,7 @@ def serve(
     the page URL once the socket is bound.
     """
 
-    from memcore import schedule
+    from memcore.schedule import jobs as schedule
 
     sock = bind_socket(opts.host, opts.port)
     port = sock.getsockname()[1]

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from memcore.errors import ConfigError, InputError
-from memcore.workspace import Workspace
+from memcore.workspace.core import Workspace
 
 USER_FILE = "gateway.toml"
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from memcore.workspace import Workspace
+from memcore.workspace.core import Workspace
 
 FAILURE_BACKOFF = timedelta(hours=1)
 
@@ -26,8 +26,8 @@ class Gate:
 
 
 def _open(ws: Workspace):  # type: ignore[no-untyped-def]
-    from memcore.db import connect
     from memcore.sessions.store import ensure_schema
+    from memcore.workspace.db import connect
 
     ws.ensure_dreams_dir()
     conn = connect(ws.db_path)
@@ -38,12 +38,12 @@ def _open(ws: Workspace):  # type: ignore[no-untyped-def]
 def due(ws: Workspace, now: datetime) -> Gate:
     """Whether an automatic run should start now: enabled, enough candidates, the interval
     since the last success, no failure within the last hour, budget left today."""
-    from memcore.config import load_config
     from memcore.sessions import catalog
     from memcore.sessions.budget import day_of
     from memcore.sessions.settings import sessions_settings
     from memcore.sessions.store import get_state
-    from memcore.timeutil import parse_iso
+    from memcore.workspace.clock import parse_iso
+    from memcore.workspace.config import load_config
 
     settings = sessions_settings(load_config(ws))
     if not settings.enabled:
@@ -101,13 +101,13 @@ def dream(
 
 def status(ws: Workspace, now: datetime | None = None) -> dict[str, Any]:
     """Candidates, unreadable sessions, budget, lease, gate and the last run report."""
-    from memcore.config import load_config
     from memcore.sessions import catalog
     from memcore.sessions.budget import budget_status
     from memcore.sessions.lease import lease_holder
     from memcore.sessions.settings import project_id, sessions_settings
     from memcore.sessions.store import get_state, last_run
-    from memcore.timeutil import utcnow
+    from memcore.workspace.clock import utcnow
+    from memcore.workspace.config import load_config
 
     now = now or utcnow()
     settings = sessions_settings(load_config(ws))

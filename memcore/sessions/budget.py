@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from memcore.errors import MemcoreError
-from memcore.llm import Usage
+from memcore.judge.llm import Usage
 from memcore.sessions.store import transaction
-from memcore.timeutil import iso_ms
+from memcore.workspace.clock import iso_ms
 
 MAX_INPUT_TOKENS = 16_000
 MAX_SOURCES_PER_CALL = 24

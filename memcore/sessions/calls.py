@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from memcore.llm import LLM, LLMError
+from memcore.judge.llm import LLM, LLMError
 from memcore.sessions import budget as bud
 from memcore.sessions.lease import Lease
 from memcore.sessions.prompts import (

@@ -16,8 +16,8 @@ from memcore.errors import InputError
 from memcore.sessions.settings import SessionsSettings
 from memcore.sessions.store import progress, transaction
 from memcore.sessions.transcripts import Transcript, read_transcript
-from memcore.timeutil import iso_ms, parse_iso
-from memcore.workspace import Workspace
+from memcore.workspace.clock import iso_ms, parse_iso
+from memcore.workspace.core import Workspace
 
 PATTERNS = ("*.jsonl",)
 _UPSERT = """

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from memcore.db import connect
 from memcore.sessions.flow import open_user_db
 from memcore.sessions.settings import project_id
 from memcore.sessions.store import Version, ensure_schema, latest
-from memcore.workspace import Workspace
+from memcore.workspace.core import Workspace
+from memcore.workspace.db import connect
 
 DEFAULT_MODEL_WINDOW = 200_000
 MAX_CONTEXT_TOKENS = 9_000

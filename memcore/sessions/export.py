@@ -12,7 +12,7 @@ from pathlib import Path
 from memcore.sessions.catalog import all_sessions
 from memcore.sessions.settings import project_id
 from memcore.sessions.store import Version, latest, latest_all
-from memcore.workspace import Workspace, atomic_write_text
+from memcore.workspace.core import Workspace, atomic_write_text
 
 SUMMARIES_DIR = "summaries"
 HEADER = (

@@ -13,7 +13,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from memcore.db import connect
 from memcore.errors import MemcoreError
 from memcore.sessions.calls import Caller
 from memcore.sessions.prompts import RequestSource
@@ -29,6 +28,7 @@ from memcore.sessions.store import (
     transaction,
     uplinks,
 )
+from memcore.workspace.db import connect
 
 USER_DB_NAME = "global.sqlite"
 

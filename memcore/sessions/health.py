@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-from memcore.config import load_config
 from memcore.errors import WorkspaceError
-from memcore.markdown import parse_marker_attrs
 from memcore.sessions.settings import sessions_settings
-from memcore.workspace import DAILY_NOTE_RE, Workspace, read_text_checked
+from memcore.workspace.config import load_config
+from memcore.workspace.core import DAILY_NOTE_RE, Workspace, read_text_checked
+from memcore.workspace.markdown import parse_marker_attrs
 
 _LINK_RE = re.compile(r"(?<!!)\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 _SKIP_SCHEMES = re.compile(r"^(?:[a-z][a-z0-9+.-]*:|#|//)", re.I)
@@ -57,7 +57,7 @@ def _topic_files(ws: Workspace) -> list[Path]:
 def _hits(ws: Workspace, ids: list[str]) -> dict[str, int] | None:
     if not ws.db_path.exists():
         return None
-    from memcore.db import connect
+    from memcore.workspace.db import connect
 
     conn = connect(ws.db_path)
     try:
@@ -122,7 +122,7 @@ def health_report(ws: Workspace, *, compact: bool = False) -> dict[str, Any]:
 def _unverified(ws: Workspace, text: str) -> tuple[list[dict[str, Any]], bool]:
     if not text:
         return [], False
-    from memcore.dream.entries import parse
+    from memcore.workspace.entries import parse
 
     doc = parse(text)
     rows = []

@@ -11,16 +11,16 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from memcore.errors import MemcoreError
-from memcore.schedule import Job, JobSkipped, JobState, register_job
-from memcore.workspace import Workspace
+from memcore.schedule.jobs import Job, JobSkipped, JobState, register_job
+from memcore.workspace.core import Workspace
 
 POLL = timedelta(hours=1)
 
 
 def _next_due(ws: Workspace, now: datetime, state: JobState) -> datetime | None:
-    from memcore.config import load_config
     from memcore.sessions import due
     from memcore.sessions.settings import sessions_settings
+    from memcore.workspace.config import load_config
 
     if not sessions_settings(load_config(ws)).enabled:
         return None
@@ -29,7 +29,7 @@ def _next_due(ws: Workspace, now: datetime, state: JobState) -> datetime | None:
 
 def _run(ws: Workspace, now: datetime) -> dict[str, Any]:
     from memcore.sessions import dream
-    from memcore.timeutil import utcnow
+    from memcore.workspace.clock import utcnow
 
     report = dream(ws, now=now, automatic=True, clock=utcnow)
     if report["status"] == "skipped":

@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 
 from memcore.errors import LockBusy, MemcoreError
 from memcore.sessions.store import transaction
-from memcore.timeutil import iso_ms, parse_iso
+from memcore.workspace.clock import iso_ms, parse_iso
 
 LEASE_NAME = "sessions-dream"
 DEFAULT_TTL = timedelta(minutes=15)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memcore.errors import MemcoreError
-from memcore.sessions.redact import redact
+from memcore.redact import redact
 
 SYSTEM_PROMPT = """\
 You maintain a short memory for an AI coding agent. The user message is a JSON document:

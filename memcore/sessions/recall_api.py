@@ -22,11 +22,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from memcore.db import connect
 from memcore.errors import InputError
+from memcore.redact import redact
 from memcore.sessions import catalog
 from memcore.sessions.flow import open_user_db
-from memcore.sessions.redact import redact
 from memcore.sessions.settings import project_id
 from memcore.sessions.store import (
     Version,
@@ -38,7 +37,8 @@ from memcore.sessions.store import (
     version_sources,
 )
 from memcore.sessions.transcripts import read_transcript
-from memcore.workspace import Workspace
+from memcore.workspace.core import Workspace
+from memcore.workspace.db import connect
 
 KINDS = ("global", "projects", "project", "sessions", "session", "sources")
 PAGE_ITEMS = 20

@@ -16,10 +16,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from memcore.config import load_config
-from memcore.db import connect
 from memcore.errors import InputError, MemcoreError
-from memcore.llm import LLM, LLMError, make_llm
+from memcore.judge.llm import LLM, LLMError, make_llm
 from memcore.sessions import catalog
 from memcore.sessions.budget import BudgetExhausted, split_utf8
 from memcore.sessions.calls import Caller
@@ -44,8 +42,10 @@ from memcore.sessions.store import (
     transaction,
 )
 from memcore.sessions.transcripts import Message, Transcript, range_digest, read_transcript
-from memcore.timeutil import iso_ms
-from memcore.workspace import Workspace
+from memcore.workspace.clock import iso_ms
+from memcore.workspace.config import load_config
+from memcore.workspace.core import Workspace
+from memcore.workspace.db import connect
 
 MAX_SESSIONS_PER_RUN = 20
 RUNS_KEPT = timedelta(days=30)  # run reports older than this are pruned

@@ -6,9 +6,9 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from memcore.config import Config, get_bool, get_number, get_str
 from memcore.errors import ConfigError
-from memcore.workspace import Workspace
+from memcore.workspace.config import Config, get_bool, get_number, get_str
+from memcore.workspace.core import Workspace
 
 LEVELS = ("session", "project", "global")
 
@@ -51,7 +51,7 @@ def sessions_settings(cfg: Config) -> SessionsSettings:
             )
 
     def limit(key: str, default: int) -> int:
-        from memcore.config import check_number
+        from memcore.workspace.config import check_number
 
         if key not in limits:
             return default

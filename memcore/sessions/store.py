@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memcore.errors import InputError
-from memcore.sessions.redact import redact
+from memcore.redact import redact
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS sess_files (

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from memcore.search_index import (
+from memcore.search.index import (
     CJK_RE,
     Chunk,
     IndexReport,
@@ -53,10 +53,10 @@ from memcore.search_index import (
     open_index,
     update_index,
 )
-from memcore.workspace import Workspace
+from memcore.workspace.core import Workspace
 
 if TYPE_CHECKING:
-    from memcore.config import DreamingSettings
+    from memcore.workspace.config import DreamingSettings
 
 __all__ = [
     "Chunk",
@@ -90,7 +90,7 @@ RECALL_ERRORS = "recall-errors.json"
 
 def query_terms(query: str) -> list[str]:
     """Distinct word tokens of the query, stop words dropped (kept if nothing else is left)."""
-    from memcore.embeddings.hashing import STOP_WORDS
+    from memcore.search.embeddings.hashing import STOP_WORDS
 
     words = [w for w in re.findall(r"\w+", query.lower()) if w.strip("_")]
     kept = [w for w in words if w not in STOP_WORDS] or words
@@ -149,7 +149,7 @@ def query_index(
     """
     import numpy as np
 
-    from memcore.embeddings.hashing import idf_from_df, raw_features
+    from memcore.search.embeddings.hashing import idf_from_df, raw_features
 
     terms = query_terms(query)
     if not terms or limit <= 0:
@@ -260,7 +260,7 @@ def search(
     unwritable store, an invalid config...) is logged, kept in ``recall-errors.json`` and
     returned in ``record_error``; the hits are returned regardless.
     """
-    from memcore.timeutil import utcnow
+    from memcore.workspace.clock import utcnow
 
     now = now or utcnow()
     conn = open_index(ws)
@@ -286,9 +286,9 @@ def _record(
     lock_timeout: float,
 ) -> tuple[int, str | None]:
     try:
-        from memcore.config import dreaming_settings, get_bool, load_config
-        from memcore.recall import record_recalls
-        from memcore.scoring import Thresholds, passes_gates
+        from memcore.promotion.scoring import Thresholds, passes_gates
+        from memcore.recall.store import record_recalls
+        from memcore.workspace.config import dreaming_settings, get_bool, load_config
 
         cfg = load_config(ws)
         if not get_bool(cfg, "search", "record", True):
@@ -316,8 +316,8 @@ def _record(
 def _save_record_error(ws: Workspace, now: datetime, message: str, query: str) -> None:
     import orjson
 
-    from memcore.timeutil import iso_ms
-    from memcore.workspace import atomic_write_bytes
+    from memcore.workspace.clock import iso_ms
+    from memcore.workspace.core import atomic_write_bytes
 
     doc = {"at": iso_ms(now), "error": message, "query": query}
     try:
@@ -335,8 +335,8 @@ def _mark_resolved(ws: Workspace, now: datetime) -> None:
     """After a successful recording, stamp an unresolved saved failure with ``resolvedAt``."""
     import orjson
 
-    from memcore.timeutil import iso_ms
-    from memcore.workspace import atomic_write_bytes
+    from memcore.workspace.clock import iso_ms
+    from memcore.workspace.core import atomic_write_bytes
 
     path = ws.dreams_dir / RECALL_ERRORS
     doc = last_record_error(ws)
@@ -369,7 +369,7 @@ def _record_memory_access(ws: Workspace, results: list[dict[str, Any]], now: dat
     hits = [r for r in results if r["path"] == "MEMORY.md"]
     if not hits:
         return
-    from memcore.dream.ledger import record_access
+    from memcore.recall.ledger import record_access
 
     try:
         record_access(ws, hits, now)

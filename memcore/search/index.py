@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from memcore.errors import WorkspaceError
-from memcore.workspace import Workspace, read_text_checked
+from memcore.workspace.core import Workspace, read_text_checked
 
 SCHEMA_VERSION = "2"
 MAX_CHUNK_CHARS = 700
@@ -203,7 +203,7 @@ class IndexReport:
 def load_df(conn: sqlite3.Connection) -> tuple[Any, int]:
     import numpy as np
 
-    from memcore.embeddings.hashing import DIM
+    from memcore.search.embeddings.hashing import DIM
 
     row = conn.execute("SELECT value FROM search_meta WHERE key = 'df'").fetchone()
     n_row = conn.execute("SELECT value FROM search_meta WHERE key = 'n'").fetchone()
@@ -229,7 +229,7 @@ def _delete_chunks(conn: sqlite3.Connection, path: str, df: Any) -> int:
 
 
 def _insert_chunks(conn: sqlite3.Connection, path: str, chunks: list[Chunk], df: Any) -> None:
-    from memcore.embeddings.hashing import raw_features_many
+    from memcore.search.embeddings.hashing import raw_features_many
 
     for ch, (idx, val) in zip(chunks, raw_features_many([c.body for c in chunks]), strict=True):
         cur = conn.execute(
@@ -419,7 +419,7 @@ def _apply_changes(
 
 def open_index(ws: Workspace) -> sqlite3.Connection:
     """The workspace database with the search tables in place."""
-    from memcore.db import connect
+    from memcore.workspace.db import connect
 
     try:
         conn = connect(ws.db_path)

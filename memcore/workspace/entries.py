@@ -17,7 +17,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from memcore.markdown import (
+from memcore.workspace.markdown import (
     ATTR_RE,
     MARKER_RE,
     OPENCLAW_MARKER_RE,
@@ -149,7 +149,7 @@ def _valid_attrs(raw: dict[str, str], line_no: int, warnings: list[str]) -> dict
             except ValueError:
                 ok = False
         elif k == "created":
-            from memcore.timeutil import parse_iso
+            from memcore.workspace.clock import parse_iso
 
             ok = parse_iso(v) is not None
         if not ok:

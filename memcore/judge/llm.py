@@ -18,8 +18,8 @@ import urllib.request
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from memcore.config import Config, get_choice, get_number, get_str
 from memcore.errors import ConfigError, MemcoreError
+from memcore.workspace.config import Config, get_choice, get_number, get_str
 
 PROVIDERS = ("extractive", "openai")
 EXTRACTIVE_NAME = "extractive"
@@ -244,7 +244,7 @@ class ExtractiveLLM:
     metered = False
 
     def complete(self, messages: list[dict[str, str]], *, max_tokens: int) -> Completion:
-        from memcore.sessions.extractive import answer
+        from memcore.judge.extractive import answer
 
         try:
             request = json.loads(messages[-1]["content"])

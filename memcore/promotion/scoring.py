@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from memcore.config import DEFAULT_HALF_LIFE_DAYS, DEFAULT_WEIGHTS, DreamingSettings
-from memcore.timeutil import parse_iso
-from memcore.workspace import is_daily_note_path
+from memcore.workspace.clock import parse_iso
+from memcore.workspace.config import DEFAULT_HALF_LIFE_DAYS, DEFAULT_WEIGHTS, DreamingSettings
+from memcore.workspace.core import is_daily_note_path
 
 SIGNALS = ("frequency", "relevance", "diversity", "recency")
 _LN11 = math.log(11)

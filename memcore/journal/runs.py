@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from memcore.timeutil import iso_ms
-from memcore.workspace import Workspace, atomic_write_text, read_text_checked
+from memcore.workspace.clock import iso_ms
+from memcore.workspace.core import Workspace, atomic_write_text, read_text_checked
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS dream_runs (

@@ -16,14 +16,20 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from memcore import recall_index
-from memcore.config import DreamingSettings, dreaming_settings, load_config
 from memcore.errors import InputError, WorkspaceError
-from memcore.markdown import format_marker, marked_recall_keys, promoted_entry_id
-from memcore.recall import Store, normalize_snippet, quarantined_files, read_store, write_store
-from memcore.scoring import Candidate, Thresholds, gate_checks, rank
-from memcore.timeutil import iso_ms, utcnow
-from memcore.workspace import Workspace, atomic_write_text, read_text_checked
+from memcore.promotion.scoring import Candidate, Thresholds, gate_checks, rank
+from memcore.recall import mirror as recall_index
+from memcore.recall.store import (
+    Store,
+    normalize_snippet,
+    quarantined_files,
+    read_store,
+    write_store,
+)
+from memcore.workspace.clock import iso_ms, utcnow
+from memcore.workspace.config import DreamingSettings, dreaming_settings, load_config
+from memcore.workspace.core import Workspace, atomic_write_text, read_text_checked
+from memcore.workspace.markdown import format_marker, marked_recall_keys, promoted_entry_id
 
 SECTION_PREFIX = "## Promoted From Short-Term Memory"
 _LIST_MARK_RE = re.compile(r"^(?:[-*+]|\d+[.)])\s+")

@@ -7,7 +7,8 @@ unknown words never write.
 
 from __future__ import annotations
 
-from memcore.config import (
+from memcore.errors import ConfigError
+from memcore.workspace.config import (
     MODES,
     PRESETS,
     DreamingSettings,
@@ -15,8 +16,7 @@ from memcore.config import (
     load_config,
     set_value,
 )
-from memcore.errors import ConfigError
-from memcore.workspace import Workspace
+from memcore.workspace.core import Workspace
 
 
 def js_number(value: float) -> str:

@@ -12,8 +12,8 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from memcore.errors import InputError, MemcoreError
-from memcore.timeutil import utcnow
-from memcore.workspace import Workspace, read_text_checked
+from memcore.workspace.clock import utcnow
+from memcore.workspace.core import Workspace, read_text_checked
 
 MAX_LINES = 500
 DEFAULT_LINES = 200
@@ -100,7 +100,7 @@ def build_server(ws: Workspace) -> Any:
     def memory_search(query: str, limit: int = 10) -> dict[str, Any]:
         """Search MEMORY.md and the daily notes; hits on daily notes are recorded as recalls
         (they feed promotion into long-term memory). Returns path, line range, score, snippet."""
-        from memcore.search import search
+        from memcore.search.query import search
 
         if not query.strip():
             raise ToolError("query must not be empty")
@@ -122,14 +122,14 @@ def build_server(ws: Workspace) -> Any:
     @server.tool()
     def dreaming(command: str = "status") -> str:
         """The /dreaming chat command: status, help, or a mode (off, core, rem, deep)."""
-        from memcore.commands import handle_dreaming
+        from memcore.promotion.commands import handle_dreaming
 
         return guarded(handle_dreaming, ws, f"/dreaming {command}")
 
     @server.tool()
     def promote_preview(limit: int | None = None) -> dict[str, Any]:
         """Which recalled snippets would be promoted into MEMORY.md now (writes nothing)."""
-        from memcore import promote
+        from memcore.promotion import promote
 
         if limit is not None and not 0 <= limit <= 10_000:
             raise ToolError("limit must be from 0 to 10000")

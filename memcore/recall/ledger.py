@@ -15,10 +15,10 @@ from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from memcore import db
-from memcore.dream.entries import Document, Entry, entries_for_lines, parse
-from memcore.timeutil import iso_ms, parse_iso
-from memcore.workspace import Workspace, normalize_rel_path, read_text_checked
+from memcore.workspace import db
+from memcore.workspace.clock import iso_ms, parse_iso
+from memcore.workspace.core import Workspace, normalize_rel_path, read_text_checked
+from memcore.workspace.entries import Document, Entry, entries_for_lines, parse
 
 DEFAULT_IMPORTANCE = 0.5
 DEFAULT_CONFIDENCE = 0.7
@@ -72,7 +72,8 @@ def ensure_schema(conn: sqlite3.Connection) -> None:
 @contextlib.contextmanager
 def connect(ws: Workspace) -> Iterator[sqlite3.Connection]:
     """The workspace database with the dream tables in place; closed on exit."""
-    from memcore.dream import journal, review
+    from memcore.dream import review
+    from memcore.journal import runs as journal
 
     conn = db.connect(ws.db_path)
     try:

@@ -16,10 +16,10 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from memcore import db
-from memcore.scoring import frequency, relevance
-from memcore.timeutil import iso_ms, parse_iso
-from memcore.workspace import Workspace, is_daily_note_path
+from memcore.promotion.scoring import frequency, relevance
+from memcore.workspace import db
+from memcore.workspace.clock import iso_ms, parse_iso
+from memcore.workspace.core import Workspace, is_daily_note_path
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS recall_index (
@@ -157,7 +157,7 @@ def update_after_write(
     ``removed``. If the mirror did not reflect the file as it was ``before`` the write, rebuild
     it from ``entries`` when they are ``complete``, else mark it stale so the next reader
     rebuilds it. Entries are normalised here (junk is left out)."""
-    from memcore.recall import normalize_entry
+    from memcore.recall.store import normalize_entry
 
     after = file_stat(ws)
     own = conn is None
@@ -195,7 +195,7 @@ def update_after_write(
 
 def fresh(ws: Workspace, now: datetime) -> sqlite3.Connection:
     """A connection whose mirror reflects the store file on disk (rebuilt if it does not)."""
-    from memcore.recall import read_store
+    from memcore.recall.store import read_store
 
     conn = connect(ws)
     stat = file_stat(ws)

@@ -49,7 +49,7 @@ def tokenizer_path() -> Path:
     env = os.environ.get("MEMCORE_MINILM_TOKENIZER")
     if env:
         return Path(env)
-    return Path(__file__).resolve().parent.parent / "data" / "all-MiniLM-L6-v2.tokenizer.json"
+    return Path(__file__).resolve().parents[2] / "data" / "all-MiniLM-L6-v2.tokenizer.json"
 
 
 @lru_cache(maxsize=4)

@@ -11,18 +11,18 @@ import sqlite3
 from datetime import datetime, time
 from typing import Any
 
-from memcore import recall_index
-from memcore.config import DreamingSettings, dreaming_settings, load_config
 from memcore.errors import ConfigError, MemcoreError
-from memcore.recall import quarantined_files
-from memcore.scoring import Thresholds, feasibility
-from memcore.timeutil import utcnow
-from memcore.workspace import Workspace, read_text_checked
+from memcore.promotion.scoring import Thresholds, feasibility
+from memcore.recall import mirror as recall_index
+from memcore.recall.store import quarantined_files
+from memcore.workspace.clock import utcnow
+from memcore.workspace.config import DreamingSettings, dreaming_settings, load_config
+from memcore.workspace.core import Workspace, read_text_checked
 
 
 def long_term_count(ws: Workspace) -> int:
     """Entries in MEMORY.md, as consolidation parses them (top-level bullets and paragraphs)."""
-    from memcore.dream.entries import parse
+    from memcore.workspace.entries import parse
 
     try:
         text = read_text_checked(ws.memory_md) if ws.memory_md.is_file() else ""
@@ -96,7 +96,7 @@ def lock_state(ws: Workspace) -> str:
     (a dead holder's lock file, cleared by the next run)."""
     from filelock import FileLock, Timeout
 
-    from memcore.workspace import shared_lock_owner
+    from memcore.workspace.core import shared_lock_owner
 
     if not ws.dreams_dir.is_dir():
         return "free"

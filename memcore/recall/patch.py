@@ -16,9 +16,9 @@ from typing import Any
 
 import orjson
 
-from memcore import recall_index
-from memcore.timeutil import iso_ms
-from memcore.workspace import Workspace, atomic_write_bytes
+from memcore.recall import mirror as recall_index
+from memcore.workspace.clock import iso_ms
+from memcore.workspace.core import Workspace, atomic_write_bytes
 
 _HEAD = b'{\n  "version": 1,\n  "updatedAt": "'
 _ENTRIES = b'\n  "entries": {\n'
@@ -54,7 +54,7 @@ def try_record(
 ) -> tuple[dict[str, Any], list[str]] | None:
     """Record ``hits`` by patching the file; returns (the updated entries, dropped keys) or
     None when the fast path does not apply. Call with the workspace lock held."""
-    from memcore.recall import apply_hits
+    from memcore.recall.store import apply_hits
 
     if before is None:
         return None

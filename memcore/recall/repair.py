@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from memcore.recall import read_store, write_store
-from memcore.timeutil import iso_ms, utcnow
-from memcore.workspace import Workspace
+from memcore.recall.store import read_store, write_store
+from memcore.workspace.clock import iso_ms, utcnow
+from memcore.workspace.core import Workspace
 
 
 @dataclass

@@ -16,10 +16,10 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
-from memcore import db
 from memcore.errors import WorkspaceError
-from memcore.timeutil import iso_ms, parse_iso
-from memcore.workspace import Workspace
+from memcore.workspace import db
+from memcore.workspace.clock import iso_ms, parse_iso
+from memcore.workspace.core import Workspace
 
 #: Runs kept in the ``schedule_runs`` table per job.
 MAX_RUNS_KEPT = 500

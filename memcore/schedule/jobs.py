@@ -23,7 +23,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from memcore.errors import InputError, MemcoreError
-from memcore.schedule_state import (
+from memcore.schedule.state import (
     JobState,
     _finish_run,
     _start_run,
@@ -34,7 +34,7 @@ from memcore.schedule_state import (
     recent_runs,
     save_state,
 )
-from memcore.workspace import Workspace
+from memcore.workspace.core import Workspace
 
 __all__ = [
     "JOB_MODULES",
@@ -62,7 +62,7 @@ __all__ = [
     "unregister_job",
 ]
 
-log = logging.getLogger("memcore.schedule")
+log = logging.getLogger("memcore.schedule.jobs")
 
 #: Modules that register jobs when imported (missing ones are skipped).
 JOB_MODULES: tuple[str, ...] = ("memcore.dream.jobs", "memcore.sessions.jobs")
@@ -359,7 +359,7 @@ def dreaming_settings_for(ws: Workspace) -> tuple[Any, str | None]:
     When ``memcore.toml`` is invalid, the last good settings seen by this process are returned
     with the error (None settings when there never were good ones).
     """
-    from memcore.config import dreaming_settings, load_config
+    from memcore.workspace.config import dreaming_settings, load_config
 
     key = str(ws.root)
     try:
@@ -380,7 +380,7 @@ def _promote_next_due(ws: Workspace, now: datetime, state: JobState) -> datetime
 
 
 def _promote_run(ws: Workspace, now: datetime) -> dict[str, Any]:
-    from memcore import promote
+    from memcore.promotion import promote
 
     settings, err = dreaming_settings_for(ws)
     if settings is None:

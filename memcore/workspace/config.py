@@ -15,7 +15,7 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from memcore.errors import ConfigError
-from memcore.workspace import Workspace, atomic_write_text
+from memcore.workspace.core import Workspace, atomic_write_text
 
 MODES = ("off", "core", "rem", "deep")
 

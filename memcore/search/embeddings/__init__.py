@@ -43,11 +43,11 @@ def get_embedder(name: str = "hashing") -> Embedder:
     """The embedder registered under ``name``; ConfigError for an unknown or missing backend."""
     key = (name or "hashing").strip().lower()
     if key == "hashing":
-        from memcore.embeddings.hashing import HashingEmbedder
+        from memcore.search.embeddings.hashing import HashingEmbedder
 
         return HashingEmbedder()
     if key == "minilm":
-        from memcore.embeddings.onnx import create_embedder
+        from memcore.search.embeddings.onnx import create_embedder
 
         try:
             return create_embedder()

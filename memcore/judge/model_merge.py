@@ -13,9 +13,9 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from memcore.dream.contradict import unique_details
 from memcore.errors import MemcoreError
-from memcore.workspace import Workspace
+from memcore.judge.contradict import unique_details
+from memcore.workspace.core import Workspace
 
 log = logging.getLogger("memcore.dream")
 
@@ -29,8 +29,8 @@ SYSTEM_PROMPT = (
 
 def configured_model(ws: Workspace) -> Any | None:
     """The configured model, or None when only the offline default is configured."""
-    from memcore.config import load_config
-    from memcore.llm import llm_settings, make_llm
+    from memcore.judge.llm import llm_settings, make_llm
+    from memcore.workspace.config import load_config
 
     try:
         cfg = load_config(ws)

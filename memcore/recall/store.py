@@ -22,11 +22,16 @@ from typing import Any
 
 import orjson
 
-from memcore import recall_index
 from memcore.errors import InputError, StoreError
-from memcore.recall_index import Stat
-from memcore.timeutil import iso_ms, parse_iso, utcnow
-from memcore.workspace import Workspace, atomic_write_bytes, is_daily_note_path, normalize_rel_path
+from memcore.recall import mirror as recall_index
+from memcore.recall.mirror import Stat
+from memcore.workspace.clock import iso_ms, parse_iso, utcnow
+from memcore.workspace.core import (
+    Workspace,
+    atomic_write_bytes,
+    is_daily_note_path,
+    normalize_rel_path,
+)
 
 log = logging.getLogger(__name__)
 
@@ -453,7 +458,7 @@ def _record_fast(
     protect: Callable[[dict[str, Any]], bool] | None,
 ) -> RecordResult | None:
     """The patching path of recall_patch, with the mirror brought along; None to fall back."""
-    from memcore import recall_patch
+    from memcore.recall import patch as recall_patch
 
     try:
         conn = recall_index.connect(ws)
