@@ -45,16 +45,9 @@ from typing import Any
 
 import orjson
 
-from memcore.promotion.scoring import Thresholds, rank
-from memcore.recall.store import (
-    MAX_QUERY_HASHES,
-    MAX_SNIPPET_CHARS,
-    Store,
-    query_hash,
-    read_store,
-    record_recalls,
-    write_store,
-)
+from memcore.recall.entries import MAX_QUERY_HASHES, MAX_SNIPPET_CHARS, query_hash
+from memcore.recall.scoring import Thresholds, rank
+from memcore.recall.store import Store, read_store, record_recalls, write_store
 from memcore.workspace.clock import iso_ms
 from memcore.workspace.config import DEFAULT_MAX_ENTRIES
 from memcore.workspace.core import Workspace, atomic_write_bytes

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from memcore.promotion.scoring import Thresholds, rank
+from memcore.recall.scoring import Thresholds, rank
 from memcore.recall.store import read_store, record_recalls
 from memcore.workspace.core import Workspace, atomic_write_bytes
 

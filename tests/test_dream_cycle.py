@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from memcore.dream import cycle, review
+from memcore.dream import cycle, review, tables
 from memcore.dream.apply import StalePlan
 from memcore.dream.settings import consolidation_settings
 from memcore.errors import ConfigError
@@ -69,7 +69,7 @@ def test_run_cycle_result_keys_and_light_edit_merge(ws: Workspace) -> None:
     )
     archive = ws.archive_path.read_text(encoding="utf-8")
     assert "merged into" in archive and "- The API server listens on port 8080!" in archive
-    with ledger.connect(ws) as conn:
+    with tables.connect(ws) as conn:
         keeper = ledger.load_rows(conn, [text_entry_id("The API server listens on port 8080.")])
         assert next(iter(keeper.values())).importance == pytest.approx(0.55)
         runs = journal.runs(conn)
@@ -95,7 +95,7 @@ def test_keeper_rules_importance_scope_created(ws: Workspace) -> None:
         + marker("high", scope="global", created="2026-06-01")
         + "- Deploy on Tuesday mornings!\n",
     )
-    with ledger.connect(ws) as conn:
+    with tables.connect(ws) as conn:
         ledger.save(
             conn, [ledger.Meta(id="high", importance=0.9, created_at="2026-06-01T00:00:00.000Z")]
         )
@@ -129,7 +129,7 @@ def test_never_across_scopes_types_and_pinned_never_absorbed(ws: Workspace) -> N
         + marker("imp")
         + "- Logs are JSON lines!\n",
     )
-    with ledger.connect(ws) as conn:
+    with tables.connect(ws) as conn:
         ledger.save(
             conn, [ledger.Meta(id="imp", importance=0.99, created_at="2020-01-01T00:00:00.000Z")]
         )
@@ -167,7 +167,7 @@ def test_lossy_merge_waits_for_review_in_auto(ws: Workspace) -> None:
         "- The build uses pytest for tests and ruff for lint.\n"
         "- The build uses pytest for tests and ruff for lint at /srv/app/pyproject.toml.\n",
     )
-    with ledger.connect(ws) as conn:  # make the shorter one the keeper
+    with tables.connect(ws) as conn:  # make the shorter one the keeper
         ledger.save(
             conn,
             [
@@ -195,13 +195,13 @@ def test_lossy_merge_waits_for_review_in_auto(ws: Workspace) -> None:
 def test_decay_once_per_interval(ws: Workspace) -> None:
     write(ws, marker("d", created="2026-01-01") + "- Old but important note.\n")
     run(ws)
-    with ledger.connect(ws) as conn:
+    with tables.connect(ws) as conn:
         assert ledger.load_rows(conn, ["d"])["d"].importance == pytest.approx(0.4)
     run(ws, NOW + timedelta(hours=2))  # same day: no second decay
-    with ledger.connect(ws) as conn:
+    with tables.connect(ws) as conn:
         assert ledger.load_rows(conn, ["d"])["d"].importance == pytest.approx(0.4)
     run(ws, NOW + timedelta(hours=25))
-    with ledger.connect(ws) as conn:
+    with tables.connect(ws) as conn:
         assert ledger.load_rows(conn, ["d"])["d"].importance == pytest.approx(0.32)
 
 
@@ -222,7 +222,7 @@ def test_forget_reasons_pinned_kept_archive_recreated(ws: Workspace) -> None:
         + marker("keep")
         + "- A fresh fact.\n",
     )
-    with ledger.connect(ws) as conn:
+    with tables.connect(ws) as conn:
         ledger.save(
             conn,
             [
@@ -310,7 +310,7 @@ def test_record_access_counts_memory_md_hits(ws: Workspace) -> None:
         ws, [{"path": "MEMORY.md", "startLine": 3, "endLine": 4}], NOW + timedelta(days=1)
     )
     assert n == 2
-    with ledger.connect(ws) as conn:
+    with tables.connect(ws) as conn:
         rows = ledger.load_rows(conn, [text_entry_id("first"), text_entry_id("second")])
     first = rows[text_entry_id("first")]
     assert first.access_count == 2 and first.last_accessed_at == "2026-12-01T03:00:00.000Z"
@@ -361,7 +361,7 @@ def test_rejected_merge_is_not_queued_again(ws: Workspace) -> None:
         "- The build uses pytest for tests and ruff for lint.\n"
         "- The build uses pytest for tests and ruff for lint at /srv/app/pyproject.toml.\n",
     )
-    with ledger.connect(ws) as conn:
+    with tables.connect(ws) as conn:
         ledger.save(
             conn,
             [

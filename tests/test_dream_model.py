@@ -12,7 +12,7 @@ from typing import ClassVar
 
 import pytest
 
-from memcore.dream import cycle, review
+from memcore.dream import cycle, review, tables
 from memcore.workspace.core import Workspace
 from memcore.workspace.entries import parse
 
@@ -65,7 +65,7 @@ def setup(ws: Workspace, url: str) -> None:
     from memcore.workspace.markdown import text_entry_id
 
     ws.memory_md.write_text(f"# M\n\n- {KEEPER}\n- {OTHER}\n", encoding="utf-8")
-    with ledger.connect(ws) as conn:
+    with tables.connect(ws) as conn:
         ledger.save(
             conn,
             [

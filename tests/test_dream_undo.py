@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from memcore.dream import cycle
+from memcore.dream import cycle, tables
 from memcore.dream.setmeta import set_entry
 from memcore.dream.undo import UndoConflict, undo_run
 from memcore.errors import InputError
@@ -47,7 +47,7 @@ def test_undo_restores_the_file_byte_for_byte_and_metadata(ws: Workspace) -> Non
     assert out["runId"] == res["runId"] and out["exact"] and out["restored"] == 2
     assert ws.memory_md.read_text(encoding="utf-8") == BODY
     assert "Debugging" not in ws.archive_path.read_text(encoding="utf-8")
-    with ledger.connect(ws) as conn:
+    with tables.connect(ws) as conn:
         runs = journal.runs(conn)
         assert runs[0]["kind"] == "undo" and runs[0]["undoOf"] == res["runId"]
         assert runs[1]["status"] == "undone" and runs[1]["undoneBy"] == out["undoRunId"]
@@ -84,7 +84,7 @@ def test_undo_refuses_when_a_later_edit_conflicts_and_changes_nothing(ws: Worksp
     assert "Nothing was changed" in str(exc.value)
     assert ws.memory_md.read_text(encoding="utf-8") == edited
     assert ws.archive_path.read_text(encoding="utf-8") == archive
-    with ledger.connect(ws) as conn:
+    with tables.connect(ws) as conn:
         assert journal.get_run(conn, res["runId"])["status"] == "applied"
 
 
@@ -108,7 +108,7 @@ def test_undo_of_memory_set_restores_marker_and_importance(ws: Workspace) -> Non
     assert out["importance"] == 0.9 and out["type"] == "convention"
     undo_run(ws, now=LATER)
     assert ws.memory_md.read_text(encoding="utf-8") == "# T\n\n- Logs are JSON lines.\n"
-    with ledger.connect(ws) as conn:
+    with tables.connect(ws) as conn:
         assert ledger.load_rows(conn, [eid])[eid].importance == 0.5
 
 
@@ -140,7 +140,7 @@ def test_promote_step_is_journaled_and_undone(ws: Workspace) -> None:
     assert res["promoted"] == 1
     text = ws.memory_md.read_text(encoding="utf-8")
     assert "rotates every Monday" in text
-    with ledger.connect(ws) as conn:
+    with tables.connect(ws) as conn:
         changes = journal.changes_of(conn, res["runId"])
         promoted = [c for c in changes if c.step == "promote" and c.action == "add"]
         assert len(promoted) == 1
@@ -297,7 +297,7 @@ def test_undo_leaves_a_promotedAt_changed_later_and_says_so(ws: Workspace) -> No
     assert store_entry(ws, k2)["promotedAt"] == later
     assert mirror_promoted_at(ws, k1) == (None, True)
     assert mirror_promoted_at(ws, k2) == (later, True)
-    with ledger.connect(ws) as conn:
+    with tables.connect(ws) as conn:
         undo = journal.changes_of(conn, out["undoRunId"])
     assert [(c.entry_id, c.after_meta) for c in undo if c.action == "recall"] == [
         (k1, {"promotedAt": None})
@@ -342,7 +342,7 @@ def test_refused_undo_leaves_the_recall_store_alone(ws: Workspace) -> None:
         undo_run(ws, now=LATER)
     assert ws.store_path.read_bytes() == store_bytes
     assert store_entry(ws, key)["promotedAt"] == "2026-11-30T03:00:00.000Z"
-    with ledger.connect(ws) as conn:
+    with tables.connect(ws) as conn:
         assert journal.get_run(conn, res["runId"])["status"] == "applied"
 
 

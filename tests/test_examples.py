@@ -15,8 +15,9 @@ from types import ModuleType
 
 import pytest
 
-from memcore.promotion.scoring import Thresholds, first_failed_gate, rank, score_entry
-from memcore.recall.store import entry_key, normalize_snippet, read_store
+from memcore.recall.entries import entry_key, normalize_snippet
+from memcore.recall.scoring import Thresholds, first_failed_gate, rank, score_entry
+from memcore.recall.store import read_store
 from memcore.workspace.config import dreaming_settings, load_config
 from memcore.workspace.core import Workspace, is_daily_note_path
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from memcore.errors import InputError
+from memcore.recall import entries as recall_entries
 from memcore.recall import repair as recall_repair
 from memcore.recall import store as recall
 from memcore.workspace.core import Workspace
@@ -37,8 +38,11 @@ def hit(
 def test_query_hash_is_sha1_prefix_of_trimmed_lowercase() -> None:
     import hashlib
 
-    assert recall.query_hash("  Router VLAN ") == hashlib.sha1(b"router vlan").hexdigest()[:12]
-    assert recall.query_hash("router  vlan") != recall.query_hash("router vlan")
+    expected = hashlib.sha1(b"router vlan").hexdigest()[:12]
+    assert recall_entries.query_hash("  Router VLAN ") == expected
+        recall_entries.query_hash("  Router VLAN ") == hashlib.sha1(b"router vlan").hexdigest()[:12]
+    )
+    assert recall_entries.query_hash("router  vlan") != recall_entries.query_hash("router vlan")
 
 
 def test_record_writes_openclaw_shape(ws: Workspace) -> None:
@@ -60,7 +64,7 @@ def test_record_writes_openclaw_shape(ws: Workspace) -> None:
         "maxScore": 0.9,
         "firstRecalledAt": "2026-04-05T10:00:00.000Z",
         "lastRecalledAt": "2026-04-05T10:00:00.000Z",
-        "queryHashes": [recall.query_hash("router vlan")],
+        "queryHashes": [recall_entries.query_hash("router vlan")],
     }
 
 
@@ -77,7 +81,7 @@ def test_update_rules_accumulate_and_keep_promoted(ws: Workspace) -> None:
     assert e["totalScore"] == pytest.approx(0.5 + 1.0 + 0.2)
     assert e["maxScore"] == 1.0
     assert e["snippet"] == "Configured VLAN 10 on the edge router"
-    assert e["queryHashes"] == [recall.query_hash("q1")]
+    assert e["queryHashes"] == [recall_entries.query_hash("q1")]
     assert e["firstRecalledAt"] == "2026-04-05T10:00:00.000Z"
     assert e["lastRecalledAt"] == "2026-04-05T12:00:00.000Z"
     assert e["promotedAt"] == "2026-04-05T11:00:00.000Z"
@@ -111,14 +115,14 @@ def test_query_hashes_keep_last_32(ws: Workspace) -> None:
         recall.record_recalls(ws, f"query {i}", [hit()], now=NOW)
     e = recall.read_store(ws, now=NOW).entries["memory:memory/2026-04-02.md:3:5"]
     assert len(e["queryHashes"]) == 32
-    assert e["queryHashes"][0] == recall.query_hash("query 8")
-    assert e["queryHashes"][-1] == recall.query_hash("query 39")
+    assert e["queryHashes"][0] == recall_entries.query_hash("query 8")
+    assert e["queryHashes"][-1] == recall_entries.query_hash("query 39")
 
 
 def test_snippet_is_collapsed_and_capped() -> None:
     long = "word  \n\t" * 500
-    out = recall.normalize_snippet(long)
-    assert len(out) <= recall.MAX_SNIPPET_CHARS
+    out = recall_entries.normalize_snippet(long)
+    assert len(out) <= recall_entries.MAX_SNIPPET_CHARS
     assert "  " not in out and "\n" not in out
 
 
@@ -252,7 +256,7 @@ def test_repair_rewrites_only_on_change(ws: Workspace) -> None:
     r = recall_repair.repair_store(ws, now=NOW)
     assert r.changed and r.dropped_invalid == 1
     e = recall.read_store(ws, now=NOW).entries["memory:memory/2026-04-02.md:3:5"]
-    assert e["queryHashes"] == [recall.query_hash("q")]
+    assert e["queryHashes"] == [recall_entries.query_hash("q")]
 
 
 def _record_one(root: str) -> None:

@@ -6,16 +6,18 @@ import json
 import random
 from datetime import UTC, datetime, timedelta
 
-from memcore.promotion import promote, scoring
+from memcore.promotion import promote
 from memcore.recall import mirror as recall_index
+from memcore.recall import scoring
 from memcore.recall import store as recall
+from memcore.recall.store import fresh_mirror
 from memcore.workspace.core import Workspace
 
 NOW = datetime(2026, 4, 10, tzinfo=UTC)
 
 
 def mirror_rows(ws: Workspace) -> dict[str, dict]:
-    conn = recall_index.fresh(ws, NOW)
+    conn = fresh_mirror(ws, NOW)
     try:
         rows = conn.execute("SELECT * FROM recall_index").fetchall()
         return {r["key"]: recall_index.row_entry(r) for r in rows}
@@ -96,7 +98,7 @@ def test_invalid_count_survives_in_mirror(ws: Workspace) -> None:
     doc = json.loads(ws.store_path.read_text())
     doc["entries"]["junk"] = {"source": "elsewhere"}
     ws.store_path.write_text(json.dumps(doc))
-    conn = recall_index.fresh(ws, NOW)
+    conn = fresh_mirror(ws, NOW)
     assert recall_index.counts(conn)["invalid"] == 1
     conn.close()
 

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memcore.promotion import scoring
-from memcore.recall.store import query_hash
+from memcore.recall import scoring
+from memcore.recall.entries import query_hash
 from memcore.workspace.clock import iso_ms
 
 NOW = datetime(2026, 4, 10, tzinfo=UTC)

@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memcore.dream import tables
 from memcore.recall.store import read_store
 from memcore.search.index import _scan, load_df
 from memcore.search.query import chunk_markdown, index_stats, last_record_error, search
@@ -404,11 +405,10 @@ def test_lock_held_elsewhere_does_not_block_the_search(mws: Workspace) -> None:
 
 
 def test_memory_md_hits_count_as_ledger_accesses(mws: Workspace) -> None:
-    from memcore.recall import ledger
 
     res = search(mws, "dark mode vim keybindings editor", now=NOW)
     assert res.results[0]["path"] == "MEMORY.md" and res.results[0]["startLine"] == 10
-    with ledger.connect(mws) as conn:
+    with tables.connect(mws) as conn:
         rows = conn.execute(
             "SELECT access_count, last_accessed_at FROM dream_ledger WHERE access_count > 0"
         ).fetchall()

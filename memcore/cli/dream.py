@@ -185,13 +185,13 @@ def _dream(
 
 
 def _echo_diff(ws: Any, res: dict[str, Any]) -> None:
-    from memcore.dream import report
+    from memcore.dream import report, tables
     from memcore.journal import runs as journal
     from memcore.recall import ledger
 
     if not res.get("runId"):
         return
-    with ledger.connect(ws) as conn:
+    with tables.connect(ws) as conn:
         row = journal.get_run(conn, res["runId"])
         before = journal.before_text(row) if row is not None else None
     if before is not None:
@@ -204,13 +204,13 @@ def _echo_diff(ws: Any, res: dict[str, Any]) -> None:
 @handle_errors
 def history_cmd(limit: int, as_json: bool) -> None:
     """List dream runs (newest first) with their counters."""
+    from memcore.dream import tables
     from memcore.journal import runs as journal
-    from memcore.recall import ledger
 
     ws = current_workspace()
     runs: list[dict[str, Any]] = []
     if ws.db_path.exists():
-        with ledger.connect(ws) as conn:
+        with tables.connect(ws) as conn:
             runs = journal.runs(conn, limit)
     if as_json:
         echo_json({"runs": runs})
@@ -247,6 +247,7 @@ def history_cmd(limit: int, as_json: bool) -> None:
 @handle_errors
 def entries_cmd(as_json: bool) -> None:
     """List MEMORY.md entries with their ids and metadata (for `memcore memory set`)."""
+    from memcore.dream import tables
     from memcore.recall import ledger
     from memcore.workspace.entries import parse
 
@@ -254,7 +255,7 @@ def entries_cmd(as_json: bool) -> None:
     doc = parse(ledger.read_memory(ws))
     now = _now()
     if ws.db_path.exists():
-        with ledger.connect(ws) as conn:
+        with tables.connect(ws) as conn:
             metas = ledger.metas_for(conn, doc, now)
     else:
         metas = {e.id: ledger.effective(e, None, now) for e in doc.entries}

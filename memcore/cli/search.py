@@ -94,7 +94,7 @@ def record_cmd(query: str, timeout: float, as_json: bool) -> None:
     """
     import json
 
-    from memcore.promotion.scoring import Thresholds, passes_gates
+    from memcore.recall.scoring import Thresholds, passes_gates
     from memcore.recall.store import record_recalls
     from memcore.workspace.clock import utcnow
     from memcore.workspace.config import dreaming_settings, load_config

@@ -18,6 +18,7 @@ from functools import partial
 from typing import Any
 
 from memcore.dream import review as review_mod
+from memcore.dream import tables
 from memcore.dream.apply import Applied, MergeOp, MetaOp, Op, RemoveOp, apply_ops, promote_step
 from memcore.dream.lifecycle import age_days, decayed, forget_reason
 from memcore.dream.merge import Item, candidate_pairs, cluster, combined_text
@@ -388,7 +389,7 @@ def apply_plan(
     promote_fn = None
     if "promote" in plan.steps and plan.promotions:
         promote_fn = partial(promote_step, ws, now, lock_timeout)
-    with ws.lock(lock_timeout), ledger.connect(ws) as conn:
+    with ws.lock(lock_timeout), tables.connect(ws) as conn:
         applied = apply_ops(
             ws,
             conn,
@@ -462,7 +463,7 @@ def preview(ws: Workspace, *, now: datetime | None = None, steps: Sequence[str] 
     hash); a workspace without a database is not given one."""
     now = now or utcnow()
     if ws.db_path.exists():
-        with ledger.connect(ws) as conn:
+        with tables.connect(ws) as conn:
             return build_plan(ws, now=now, steps=steps, conn=conn, write_cache=True)
     return build_plan(ws, now=now, steps=steps, conn=None)
 
@@ -493,7 +494,7 @@ def run_cycle(
     if mode != "auto":
         raise InputError(f"run_cycle mode must be auto or preview, not {mode!r}")
     with ws.lock(lock_timeout):  # one lock for plan and apply (the filelock is reentrant)
-        with ledger.connect(ws) as conn:
+        with tables.connect(ws) as conn:
             plan = build_plan(ws, now=now, steps=steps, conn=conn, write_cache=True)
         out = apply_plan(plan, now=now, mode="auto", lock_timeout=lock_timeout)
     out["durationMs"] = round((time.perf_counter() - started) * 1000, 1)
@@ -505,7 +506,7 @@ def run_cycle(
 def _waiting(ws: Workspace) -> int:
     if not ws.db_path.exists():
         return 0
-    with ledger.connect(ws) as conn:
+    with tables.connect(ws) as conn:
         return review_mod.pending_count(conn)
 
 
@@ -513,5 +514,5 @@ def last_run_at(ws: Workspace) -> datetime | None:
     """When the last applied dream run started (state in memcore.sqlite, not config)."""
     if not ws.db_path.exists():
         return None
-    with ledger.connect(ws) as conn:
+    with tables.connect(ws) as conn:
         return parse_iso(journal.last_applied_at(conn))

@@ -14,31 +14,13 @@ import sqlite3
 from datetime import datetime
 from typing import Any
 
+from memcore.dream import tables
 from memcore.errors import InputError
 from memcore.workspace.clock import iso_ms
 from memcore.workspace.core import Workspace
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS dream_review (
-    item_id INTEGER PRIMARY KEY AUTOINCREMENT,
-    kind TEXT NOT NULL,
-    dedupe_key TEXT NOT NULL,
-    created_at TEXT NOT NULL,
-    run_id TEXT,
-    payload TEXT NOT NULL,
-    status TEXT NOT NULL DEFAULT 'pending',
-    resolved_at TEXT,
-    resolution TEXT
-);
-CREATE INDEX IF NOT EXISTS dream_review_pending ON dream_review (status, dedupe_key);
-"""
-
 CONFLICT_CHOICES = ("a", "b", "skip")
 MERGE_CHOICES = ("apply", "reject", "skip")
-
-
-def ensure_schema(conn: sqlite3.Connection) -> None:
-    conn.executescript(_SCHEMA)
 
 
 def dedupe_key(kind: str, payload: dict[str, Any]) -> str:
@@ -102,11 +84,10 @@ def pending(ws: Workspace) -> list[dict[str, Any]]:
     A conflict has ``a`` and ``b`` (``id``, ``text``), ``topic``, ``reason`` and ``suggested``
     (the likely winner, "a"); a merge has ``keeper``, ``absorbed`` and the proposed ``text``.
     """
-    from memcore.recall.ledger import connect
 
     if not ws.db_path.exists():
         return []
-    with connect(ws) as conn:
+    with tables.connect(ws) as conn:
         rows = conn.execute(
             "SELECT * FROM dream_review WHERE status = 'pending' ORDER BY item_id"
         ).fetchall()
@@ -142,10 +123,9 @@ def _resolve(ws: Workspace, item_id: int, choice: str, *, now: datetime) -> dict
     """Apply a review decision as its own journaled run (see :func:`resolve`)."""
     from memcore.dream.apply import MergeOp, Op, RemoveOp, StalePlan, apply_ops
     from memcore.journal import runs as journal
-    from memcore.recall import ledger
     from memcore.recall.ledger import Meta
 
-    with ws.lock(), ledger.connect(ws) as conn:
+    with ws.lock(), tables.connect(ws) as conn:
         item = get_item(conn, item_id)
         if item["status"] != "pending":
             raise InputError(f"review item {item_id} is already {item['status']}")

@@ -11,6 +11,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
+from memcore.dream import tables
 from memcore.errors import InputError
 from memcore.journal import runs as journal
 from memcore.journal.runs import Change
@@ -64,7 +65,7 @@ def set_entry(
         raise InputError(f"type {type!r} is not allowed; allowed: {', '.join(TYPES)}")
     if scope is not None and scope not in SCOPES:
         raise InputError(f"scope {scope!r} is not allowed; allowed: {', '.join(SCOPES)}")
-    with ws.lock(), ledger.connect(ws) as conn:
+    with ws.lock(), tables.connect(ws) as conn:
         source = ledger.read_memory(ws)
         doc = parse(source)
         idx, e = find_entry(doc, entry_id)

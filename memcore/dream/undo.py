@@ -18,6 +18,7 @@ import re
 from datetime import datetime
 from typing import Any
 
+from memcore.dream import tables
 from memcore.errors import InputError
 from memcore.journal import runs as journal
 from memcore.journal.runs import Change
@@ -218,7 +219,7 @@ def undo_run(
     ws: Workspace, run_id: str | None = None, *, now: datetime, lock_timeout: float = 10.0
 ) -> dict[str, Any]:
     """Undo ``run_id`` (default: the latest applied run). Returns what was restored."""
-    with ws.lock(lock_timeout), ledger.connect(ws) as conn:
+    with ws.lock(lock_timeout), tables.connect(ws) as conn:
         rid = run_id or journal.latest_undoable(conn)
         if rid is None:
             raise InputError("no dream run to undo (memcore dream history lists runs)")

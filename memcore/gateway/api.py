@@ -10,6 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from memcore.errors import WorkspaceError
+from memcore.promotion import jobs as promotion_jobs
 from memcore.schedule import jobs as schedule
 from memcore.schedule.jobs import Job
 from memcore.workspace.clock import iso_ms
@@ -19,7 +20,7 @@ from memcore.workspace.core import Workspace
 
 def settings_or_default(ws: Workspace) -> tuple[DreamingSettings, str | None]:
     """Current settings, else the last good ones, else the defaults; plus the config error."""
-    settings, err = schedule.dreaming_settings_for(ws)
+    settings, err = promotion_jobs.dreaming_settings_for(ws)
     return (settings or DreamingSettings()), err
 
 
@@ -72,7 +73,7 @@ def status_payload(ws: Workspace, now: datetime) -> dict[str, Any]:
         raise WorkspaceError(f"workspace {ws.root} does not exist any more")
     out = dreaming_status_cached(ws, now)
     settings, err = settings_or_default(ws)
-    if err is not None and schedule.dreaming_settings_for(ws)[0] is not None:
+    if err is not None and promotion_jobs.dreaming_settings_for(ws)[0] is not None:
         # the file is invalid now: show the settings the schedule still runs on
         out.update(
             {
@@ -128,7 +129,7 @@ def candidates_payload(ws: Workspace, now: datetime, limit: int = 25) -> dict[st
 
 
 def _candidates(ws: Workspace, now: datetime, limit: int) -> dict[str, Any]:
-    from memcore.promotion.scoring import (
+    from memcore.recall.scoring import (
         Thresholds,
         first_failed_gate,
         gate_checks,

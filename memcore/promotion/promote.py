@@ -17,15 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from memcore.errors import InputError, WorkspaceError
-from memcore.promotion.scoring import Candidate, Thresholds, gate_checks, rank
 from memcore.recall import mirror as recall_index
-from memcore.recall.store import (
-    Store,
-    normalize_snippet,
-    quarantined_files,
-    read_store,
-    write_store,
-)
+from memcore.recall.entries import normalize_snippet
+from memcore.recall.scoring import Candidate, Thresholds, gate_checks, rank
+from memcore.recall.store import Store, fresh_mirror, quarantined_files, read_store, write_store
 from memcore.workspace.clock import iso_ms, utcnow
 from memcore.workspace.config import DreamingSettings, dreaming_settings, load_config
 from memcore.workspace.core import Workspace, atomic_write_text, read_text_checked
@@ -128,7 +123,7 @@ def preview(
         ws, settings, limit, min_score, min_recall_count, min_unique_queries
     )
     aside_before = set(quarantined_files(ws))
-    conn = recall_index.fresh(ws, now)
+    conn = fresh_mirror(ws, now)
     try:
         window = None if lim is None else 2 * lim + 20
         try:

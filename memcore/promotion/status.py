@@ -12,9 +12,9 @@ from datetime import datetime, time
 from typing import Any
 
 from memcore.errors import ConfigError, MemcoreError
-from memcore.promotion.scoring import Thresholds, feasibility
 from memcore.recall import mirror as recall_index
-from memcore.recall.store import quarantined_files
+from memcore.recall.scoring import Thresholds, feasibility
+from memcore.recall.store import fresh_mirror, quarantined_files
 from memcore.workspace.clock import utcnow
 from memcore.workspace.config import DreamingSettings, dreaming_settings, load_config
 from memcore.workspace.core import Workspace, read_text_checked
@@ -50,7 +50,7 @@ def store_counts(ws: Workspace, now: datetime, settings: DreamingSettings) -> di
     }
     before = set(quarantined_files(ws))
     try:
-        conn = recall_index.fresh(ws, now)
+        conn = fresh_mirror(ws, now)
         try:
             start = datetime.combine(now.astimezone(settings.tz).date(), time(), settings.tz)
             totals = recall_index.counts(conn, day_start=start)

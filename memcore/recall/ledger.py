@@ -71,15 +71,10 @@ def ensure_schema(conn: sqlite3.Connection) -> None:
 
 @contextlib.contextmanager
 def connect(ws: Workspace) -> Iterator[sqlite3.Connection]:
-    """The workspace database with the dream tables in place; closed on exit."""
-    from memcore.dream import review
-    from memcore.journal import runs as journal
-
+    """The workspace database with the ledger table in place; closed on exit."""
     conn = db.connect(ws.db_path)
     try:
         ensure_schema(conn)
-        journal.ensure_schema(conn)
-        review.ensure_schema(conn)
         yield conn
     finally:
         conn.close()

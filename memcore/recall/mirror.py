@@ -16,7 +16,8 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from memcore.promotion.scoring import frequency, relevance
+from memcore.recall.entries import normalize_entry
+from memcore.recall.scoring import frequency, relevance
 from memcore.workspace import db
 from memcore.workspace.clock import iso_ms, parse_iso
 from memcore.workspace.core import Workspace, is_daily_note_path
@@ -157,8 +158,6 @@ def update_after_write(
     ``removed``. If the mirror did not reflect the file as it was ``before`` the write, rebuild
     it from ``entries`` when they are ``complete``, else mark it stale so the next reader
     rebuilds it. Entries are normalised here (junk is left out)."""
-    from memcore.recall.store import normalize_entry
-
     after = file_stat(ws)
     own = conn is None
     conn = conn or connect(ws)
@@ -191,25 +190,6 @@ def update_after_write(
     finally:
         if own:
             conn.close()
-
-
-def fresh(ws: Workspace, now: datetime) -> sqlite3.Connection:
-    """A connection whose mirror reflects the store file on disk (rebuilt if it does not)."""
-    from memcore.recall.store import read_store
-
-    conn = connect(ws)
-    stat = file_stat(ws)
-    if _meta(conn) == stat and stat is not None:
-        return conn
-    for _ in range(3):
-        before = file_stat(ws)
-        store = read_store(ws, now=now)
-        after = file_stat(ws)
-        if before == after:
-            replace_all(conn, store.entries, after, store.invalid)
-            return conn
-    replace_all(conn, store.entries, None)  # keeps rebuilding until the file holds still
-    return conn
 
 
 def row_entry(row: sqlite3.Row) -> dict[str, Any]:

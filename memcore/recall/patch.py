@@ -17,6 +17,7 @@ from typing import Any
 import orjson
 
 from memcore.recall import mirror as recall_index
+from memcore.recall.entries import apply_hits
 from memcore.workspace.clock import iso_ms
 from memcore.workspace.core import Workspace, atomic_write_bytes
 
@@ -54,8 +55,6 @@ def try_record(
 ) -> tuple[dict[str, Any], list[str]] | None:
     """Record ``hits`` by patching the file; returns (the updated entries, dropped keys) or
     None when the fast path does not apply. Call with the workspace lock held."""
-    from memcore.recall.store import apply_hits
-
     if before is None:
         return None
     if recall_index.current_meta(conn) != before:

@@ -286,7 +286,7 @@ def _record(
     lock_timeout: float,
 ) -> tuple[int, str | None]:
     try:
-        from memcore.promotion.scoring import Thresholds, passes_gates
+        from memcore.recall.scoring import Thresholds, passes_gates
         from memcore.recall.store import record_recalls
         from memcore.workspace.config import dreaming_settings, get_bool, load_config
 

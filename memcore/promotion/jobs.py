@@ -1,0 +1,72 @@
+"""The promote job: promotion on the dreaming mode's cron, registered with the scheduler."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from memcore.errors import MemcoreError
+from memcore.schedule.jobs import Job, JobSkipped, cron_next_due, register_job
+from memcore.schedule.state import JobState
+from memcore.workspace.core import Workspace
+
+__all__ = ["PROMOTE_JOB", "dreaming_settings_for"]
+
+_last_good_settings: dict[str, Any] = {}
+
+
+def dreaming_settings_for(ws: Workspace) -> tuple[Any, str | None]:
+    """The workspace's dreaming settings and the config error, if any.
+
+    When ``memcore.toml`` is invalid, the last good settings seen by this process are returned
+    with the error (None settings when there never were good ones).
+    """
+    from memcore.workspace.config import dreaming_settings, load_config
+
+    key = str(ws.root)
+    try:
+        settings = dreaming_settings(load_config(ws))
+    except MemcoreError as exc:
+        return _last_good_settings.get(key), str(exc)
+    _last_good_settings[key] = settings
+    return settings, None
+
+
+def _promote_next_due(ws: Workspace, now: datetime, state: JobState) -> datetime | None:
+    settings, err = dreaming_settings_for(ws)
+    if err is not None:
+        raise MemcoreError(err)
+    if not settings.enabled or not settings.cron:
+        return None
+    return cron_next_due(settings.cron, settings.tz, now, state)
+
+
+def _promote_run(ws: Workspace, now: datetime) -> dict[str, Any]:
+    from memcore.promotion import promote
+
+    settings, err = dreaming_settings_for(ws)
+    if settings is None:
+        raise MemcoreError(err or "no dreaming settings")
+    if settings.limit == 0:
+        raise JobSkipped("limit = 0", {"promoted": 0})
+    res = promote.apply(
+        ws,
+        now=now,
+        settings=settings,  # the last good settings when memcore.toml is invalid now
+    ).to_json()
+    applied = res.get("apply") or {}
+    return {
+        "promoted": int(applied.get("applied", 0) or 0),
+        "candidates": len(res.get("candidates") or []),
+        "skipped": len(applied.get("skipped") or []),
+    }
+
+
+PROMOTE_JOB = register_job(
+    Job(
+        name="promote",
+        next_due=_promote_next_due,
+        run=_promote_run,
+        description="promote qualifying recalls into MEMORY.md on the mode's cron",
+    )
+)
