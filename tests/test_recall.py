@@ -40,8 +40,6 @@ def test_query_hash_is_sha1_prefix_of_trimmed_lowercase() -> None:
 
     expected = hashlib.sha1(b"router vlan").hexdigest()[:12]
     assert recall_entries.query_hash("  Router VLAN ") == expected
-        recall_entries.query_hash("  Router VLAN ") == hashlib.sha1(b"router vlan").hexdigest()[:12]
-    )
     assert recall_entries.query_hash("router  vlan") != recall_entries.query_hash("router vlan")
 
 
