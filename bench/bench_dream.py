@@ -32,7 +32,8 @@ sys.path.insert(0, str(ROOT / "bench" / "eval"))
 
 from build import build, labelled_pairs  # noqa: E402
 
-from memcore.dream import cycle, ledger  # noqa: E402
+from memcore.dream import cycle, tables  # noqa: E402
+from memcore.dream import plan as planning  # noqa: E402
 from memcore.dream.settings import ConsolidationSettings  # noqa: E402
 from memcore.judge.contradict import contradiction  # noqa: E402
 from memcore.workspace.core import Workspace  # noqa: E402
@@ -54,8 +55,8 @@ def quality(backend: str, threshold: float | None = None) -> dict[str, float]:
         ws = Workspace(tmp / "ws")
         s = ConsolidationSettings(embedder=backend, merge_threshold=threshold)
         steps = ("merge", "reconcile", "decay", "forget")
-        with ledger.connect(ws) as conn:
-            plan = cycle.build_plan(ws, now=NOW, steps=steps, conn=conn, settings=s)
+        with tables.connect(ws) as conn:
+            plan = planning.build_plan(ws, now=NOW, steps=steps, conn=conn, settings=s)
         proposed = _pairs_of_groups([[m.keeper, *m.absorbed] for m in plan.merges])
         auto = _pairs_of_groups([[m.keeper, *m.absorbed] for m in plan.auto_merges()])
         res = {"threshold": plan.threshold}
@@ -110,7 +111,7 @@ def sweep(backend: str) -> list[tuple[float, float, float, float, float]]:
         ids = [e.id for e in doc.entries]
         pos = {e: k for k, e in enumerate(ids)}
         s = ConsolidationSettings(embedder=backend)
-        _emb, vecs = cycle._embed([e.text for e in doc.entries], s, None, False)
+        _emb, vecs = planning._embed([e.text for e in doc.entries], s, None, False)
         pairs = labelled_pairs(lab)
         rows = []
         for t100 in range(45, 96, 1):

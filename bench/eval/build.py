@@ -22,7 +22,7 @@ sys.path.insert(0, str(HERE.parent.parent))
 
 from dream_facts import FACTS, PINNED, SINGLES, STALE  # noqa: E402
 
-from memcore.dream import ledger  # noqa: E402
+from memcore.recall import ledger  # noqa: E402
 from memcore.recall.ledger import Meta  # noqa: E402
 from memcore.workspace.clock import iso_ms  # noqa: E402
 from memcore.workspace.core import Workspace, atomic_write_text  # noqa: E402

@@ -1,6 +1,6 @@
 """Memory search: an incremental SQLite FTS5 + hashing-vector index, and calibrated hit scores.
 
-The index (``memcore.search_index``) covers MEMORY.md and every markdown file under
+The index (``memcore.search.index``) covers MEMORY.md and every markdown file under
 ``memory/`` except ``memory/.dreams/`` and is brought up to date before each search, so a
 search never returns stale lines.
 
@@ -42,12 +42,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from memcore.search.chunks import CJK_RE, Chunk, chunk_markdown, fts_text
 from memcore.search.index import (
-    CJK_RE,
-    Chunk,
     IndexReport,
-    chunk_markdown,
-    fts_text,
     index_stats,
     load_df,
     open_index,
