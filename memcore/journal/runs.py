@@ -166,7 +166,10 @@ def runs(conn: sqlite3.Connection, limit: int = 50) -> list[dict[str, Any]]:
 
 
 def get_run(conn: sqlite3.Connection, run_id: str) -> sqlite3.Row | None:
-    return conn.execute("SELECT * FROM dream_runs WHERE run_id = ?", (run_id,)).fetchone()
+    row: sqlite3.Row | None = conn.execute(
+        "SELECT * FROM dream_runs WHERE run_id = ?", (run_id,)
+    ).fetchone()
+    return row
 
 
 def latest_undoable(conn: sqlite3.Connection) -> str | None:

@@ -11,7 +11,7 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from memcore.errors import InputError
 from memcore.workspace.clock import parse_iso
@@ -38,7 +38,7 @@ def normalize_snippet(text: object) -> str:
     return out
 
 
-def entry_key(path: str, start: int, end: int, source: str = "memory") -> str:
+def entry_key(path: str, start: int | float, end: int | float, source: str = "memory") -> str:
     return f"{source}:{path}:{start}:{end}"
 
 
@@ -51,8 +51,8 @@ def coerce_count(value: Any) -> int:
 def _coerce_float(value: Any, lo: float, hi: float | None) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         return lo
-    value = max(lo, float(value))
-    return min(hi, value) if hi is not None else value
+    clamped = max(lo, float(value))
+    return min(hi, clamped) if hi is not None else clamped
 
 
 def normalize_entry(key: str, raw: Any, now_iso: str) -> dict[str, Any] | None:
@@ -124,7 +124,8 @@ def _keep_extra_fields(old: dict[str, Any], new: dict[str, Any]) -> None:
             new[k] = v
 
 
-def _is_int(value: Any) -> bool:
+def _is_int(value: object) -> TypeGuard[int | float]:
+    """An int, or a float with an integral value (JSON writers differ on ``3`` vs ``3.0``)."""
     if isinstance(value, bool):
         return False
     if isinstance(value, int):
@@ -164,10 +165,8 @@ def parse_hits(ws: Workspace, results: Iterable[Any]) -> list[Hit]:
         path = res.get("path")
         if not isinstance(path, str) or not path.strip():
             raise InputError(f"result {i}: 'path' must be a non-empty string")
-        start, end = res.get("startLine"), res.get("endLine")
-        for name, val in (("startLine", start), ("endLine", end)):
-            if isinstance(val, bool) or not isinstance(val, int | float) or not math.isfinite(val):
-                raise InputError(f"result {i}: '{name}' must be a number, got {val!r}")
+        start = _line_number(i, "startLine", res.get("startLine"))
+        end = _line_number(i, "endLine", res.get("endLine"))
         score = res.get("score", 0.0)
         if (
             isinstance(score, bool)
@@ -193,6 +192,13 @@ def parse_hits(ws: Workspace, results: Iterable[Any]) -> list[Hit]:
             )
         )
     return hits
+
+
+def _line_number(i: int, name: str, value: object) -> int | float:
+    """A result's line field: any finite number (a float keeps its fraction in the key)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise InputError(f"result {i}: '{name}' must be a number, got {value!r}")
+    return value
 
 
 def _key_num(value: float) -> int | float:

@@ -169,9 +169,9 @@ def restore(conn: sqlite3.Connection, entry_id: str, meta: Mapping[str, Any] | N
     if meta is None:
         delete(conn, [entry_id])
         return
-    fields = {k: meta.get(k) for k in Meta.__dataclass_fields__ if k != "stored"}
+    fields: dict[str, Any] = {k: meta.get(k) for k in Meta.__dataclass_fields__ if k != "stored"}
     fields["id"] = entry_id
-    save(conn, [Meta(**fields)])  # type: ignore[arg-type]
+    save(conn, [Meta(**fields)])
 
 
 def get_state(conn: sqlite3.Connection, key: str) -> str | None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -70,15 +70,14 @@ class Thresholds:
     @classmethod
     def from_settings(cls, s: DreamingSettings, **overrides: Any) -> Thresholds:
         """Thresholds of the settings; a non-None override wins (CLI flags)."""
-        values = {
-            "min_score": s.min_score,
-            "min_recall_count": s.min_recall_count,
-            "min_unique_queries": s.min_unique_queries,
-            "half_life_days": s.recency_half_life_days,
-            "weights": s.weights,
-        }
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        return cls(**values)
+        base = cls(
+            min_score=s.min_score,
+            min_recall_count=s.min_recall_count,
+            min_unique_queries=s.min_unique_queries,
+            half_life_days=s.recency_half_life_days,
+            weights=s.weights,
+        )
+        return replace(base, **{k: v for k, v in overrides.items() if v is not None})
 
     def sanitized(self) -> Thresholds:
         """OpenClaw's sanitisation: out-of-range values fall back to the defaults."""

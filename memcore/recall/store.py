@@ -273,7 +273,7 @@ def _record_fast(
 
 
 def enforce_cap(
-    entries: dict[str, dict[str, Any]],
+    entries: dict[str, Any],
     max_entries: int,
     protect: Callable[[dict[str, Any]], bool] | None = None,
     keep: set[str] | None = None,
@@ -281,14 +281,15 @@ def enforce_cap(
     """Drop entries until at most ``max_entries`` remain; returns the dropped keys.
 
     Order: promoted entries (oldest promotion first), then the fewest recalls with the oldest
-    last recall. Protected entries and ``keep`` keys are never dropped.
+    last recall. Protected entries and ``keep`` keys are never dropped. Values may be raw,
+    un-normalised entries (a store read with ``normalize=False``), even non-objects.
     """
     excess = len(entries) - max_entries
     if excess <= 0:
         return []
     keep = keep or set()
 
-    def rank(item: tuple[str, dict[str, Any]]) -> tuple[int, str, int, str]:
+    def rank(item: tuple[str, Any]) -> tuple[int, str, int, str]:
         _, e = item
         promoted = e.get("promotedAt") if isinstance(e, dict) else None
         if isinstance(promoted, str):

@@ -299,7 +299,7 @@ def set_value(ws: Workspace, table: str, key: str, value: Any) -> None:
         raise ConfigError(f"{path}: invalid TOML, not edited: {exc}") from None
     if table not in doc:
         doc[table] = tomlkit.table()
-    doc[table][key] = value  # type: ignore[index]
+    doc[table][key] = value
     atomic_write_text(path, tomlkit.dumps(doc))
 
 

@@ -368,11 +368,11 @@ def marker_attrs_for(entry: Entry, **changes: str | None) -> dict[str, str]:
     for k, v in entry.attrs.items():
         if k != "id":
             attrs[k] = v
-    for k, v in changes.items():
-        if v is None:
+    for k, new in changes.items():
+        if new is None:
             attrs.pop(k, None)
         else:
-            attrs[k] = v
+            attrs[k] = new
     return attrs
 
 
