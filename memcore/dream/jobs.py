@@ -26,7 +26,8 @@ def _next_due(ws: Workspace, now: datetime, state: JobState) -> datetime | None:
 
 
 def _run(ws: Workspace, now: datetime) -> dict[str, Any]:
-    from memcore.dream.cycle import RESULT_KEYS, STEPS, run_cycle
+    from memcore.dream.cycle import RESULT_KEYS, run_cycle
+    from memcore.dream.plan import STEPS
     from memcore.workspace.config import dreaming_settings, load_config
 
     # Unattended runs promote only when dreaming is on: mode "off" disables automatic

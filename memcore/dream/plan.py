@@ -199,7 +199,8 @@ def build_plan(
             importance=min(1.0, round(km.importance + 0.05, 6)),
             access_count=km.access_count + sum(m.access_count for m in group_metas),
             last_accessed_at=max(
-                [m.last_accessed_at for m in [km, *group_metas] if m.last_accessed_at] or [None]  # type: ignore[list-item]
+                (m.last_accessed_at for m in [km, *group_metas] if m.last_accessed_at),
+                default=None,
             ),
         )
         text = combined_text(keeper.text, [e.text for e in absorbed]) if g.lossy else keeper.text
@@ -260,8 +261,8 @@ def build_plan(
         if "forget" in steps and i not in protected:
             why = forget_reason(m, e.text, now, settings)
             if why is not None:
-                op = RemoveOp("forget", e.id, e.raw, why.text, m)
-                plan.prunes.append(PruneProposal(e.id, m.type, age_days(m, now), why.text, op))
+                forget = RemoveOp("forget", e.id, e.raw, why.text, m)
+                plan.prunes.append(PruneProposal(e.id, m.type, age_days(m, now), why.text, forget))
     return plan
 
 

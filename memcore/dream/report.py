@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
-from memcore.dream.cycle import Plan
+from memcore.dream.plan import Plan
 
 NOTHING = "Dream complete. No duplicate, contradictory, or stale memories found."
 CANCELLED = "Cancelled. No changes made."
@@ -41,8 +41,8 @@ def report_lines(plan: Plan, *, with_prompt: bool = True) -> list[str]:
         out.append("")
     if plan.prunes:
         out.append(f"Prune ({len(plan.prunes)}):")
-        for p in plan.prunes:
-            out.append(f"  [{p.id}] — {p.type}, {p.age_days}d old")
+        for prune in plan.prunes:
+            out.append(f"  [{prune.id}] — {prune.type}, {prune.age_days}d old")
         out.append("")
     if with_prompt:
         out.append(proposed_line(plan))

@@ -256,19 +256,19 @@ def answer(request: dict[str, Any]) -> dict[str, Any]:
         )
         for raw in pieces:
             text = clean(raw) if not is_memory else raw
-            cat = classify(text)
+            found = classify(text)
             if (
-                cat is None
+                found is None
                 and is_memory
                 and len(text.split()) >= MIN_WORDS
                 and len(text) <= MAX_SENTENCE
             ):
-                cat = ("note", 0.7)  # a lower memory already passed the filter once
-            if cat is None:
+                found = ("note", 0.7)  # a lower memory already passed the filter once
+            if found is None:
                 continue
             order = _add(
                 items,
-                Item(text, cat[0], cat[1], order, sources={sid}, words=content_words(text)),
+                Item(text, found[0], found[1], order, sources={sid}, words=content_words(text)),
                 order,
             )
     return _fit(items, limit)

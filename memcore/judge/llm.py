@@ -16,7 +16,7 @@ import socket
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeGuard, runtime_checkable
 
 from memcore.errors import ConfigError, MemcoreError
 from memcore.workspace.config import Config, get_choice, get_number, get_str
@@ -190,8 +190,8 @@ def _error_detail(exc: urllib.error.HTTPError) -> str:
     try:
         doc = json.loads(body)
         err = doc.get("error") if isinstance(doc, dict) else None
-        if isinstance(err, dict) and isinstance(err.get("message"), str):
-            return err["message"][:300]
+        if isinstance(err, dict) and isinstance(message := err.get("message"), str):
+            return message[:300]
         if isinstance(err, str):
             return err[:300]
     except ValueError:
@@ -217,13 +217,15 @@ def parse_chat_response(raw: bytes, model: str) -> Completion:
     return Completion(text, _usage(doc.get("usage")), str(doc.get("model") or model))
 
 
+def _token_count(value: object) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
 def _usage(raw: Any) -> Usage | None:
     if not isinstance(raw, dict):
         return None
     prompt, completion = raw.get("prompt_tokens"), raw.get("completion_tokens")
-    if not all(
-        isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in (prompt, completion)
-    ):
+    if not (_token_count(prompt) and _token_count(completion)):
         return None
     cached = 0
     details = raw.get("prompt_tokens_details")

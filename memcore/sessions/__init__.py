@@ -9,9 +9,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memcore.workspace.core import Workspace
+
+if TYPE_CHECKING:
+    import sqlite3
 
 FAILURE_BACKOFF = timedelta(hours=1)
 
@@ -25,7 +28,7 @@ class Gate:
     candidates: int
 
 
-def _open(ws: Workspace):  # type: ignore[no-untyped-def]
+def _open(ws: Workspace) -> sqlite3.Connection:
     from memcore.sessions.store import ensure_schema
     from memcore.workspace.db import connect
 

@@ -133,17 +133,18 @@ def _unverified(ws: Workspace, text: str) -> tuple[list[dict[str, Any]], bool]:
             continue
         rows.append(e)
     hits = _hits(ws, [e.id for e in rows])
-    out = [
+    counts = hits or {}
+    rows.sort(key=lambda e: (-counts.get(e.id, 0), e.start_line))
+    out: list[dict[str, Any]] = [
         {
             "id": e.id,
             "text": e.text,
             "section": e.section,
             "line": e.start_line,
-            "hits": (hits or {}).get(e.id, 0) if hits is not None else None,
+            "hits": counts.get(e.id, 0) if hits is not None else None,
         }
         for e in rows
     ]
-    out.sort(key=lambda d: (-(d["hits"] or 0), d["line"]))
     return out, hits is not None
 
 

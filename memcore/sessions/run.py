@@ -270,7 +270,8 @@ def execute(
     if not lost:
         lease.release()
     conn.close()
-    return json.loads(json.dumps(report))
+    plain: dict[str, Any] = json.loads(json.dumps(report))  # JSON types only, no shared lists
+    return plain
 
 
 def _steps(run: Run, health: dict[str, Any] | None) -> tuple[str, str | None]:

@@ -190,7 +190,7 @@ def _content_text(content: Any) -> str | None:
         return content
     if isinstance(content, list):
         parts = [
-            b.get("text") for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)
+            b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)
         ]
         return "\n".join(parts) if parts else None
     return None

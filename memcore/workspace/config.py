@@ -11,7 +11,7 @@ import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from memcore.errors import ConfigError
@@ -100,14 +100,41 @@ def get_number(
     return check_number(value, cfg.where(table, name), lo=lo, hi=hi, integer=integer)
 
 
+@overload
 def check_number(
-    value: Any,
+    value: object,
+    where: str,
+    *,
+    lo: float | None = ...,
+    hi: float | None = ...,
+    integer: Literal[True],
+) -> int: ...
+@overload
+def check_number(
+    value: object,
+    where: str,
+    *,
+    lo: float | None = ...,
+    hi: float | None = ...,
+    integer: Literal[False] = ...,
+) -> float: ...
+@overload
+def check_number(
+    value: object,
+    where: str,
+    *,
+    lo: float | None = ...,
+    hi: float | None = ...,
+    integer: bool,
+) -> int | float: ...
+def check_number(
+    value: object,
     where: str,
     *,
     lo: float | None = None,
     hi: float | None = None,
     integer: bool = False,
-) -> Any:
+) -> int | float:
     """Validate one number; raise ConfigError naming ``where`` and the allowed range."""
     allowed = _range_text(lo, hi, integer)
     if isinstance(value, bool) or not isinstance(value, int | float):
