@@ -1,4 +1,4 @@
-"""Consolidation quality and speed figures (issue 4).
+"""Consolidation quality and speed figures.
 
     python bench/bench_dream.py [--backends hashing,minilm] [--n 20000] [--sweep]
 

@@ -1,4 +1,4 @@
-"""Figures for the recall store and ranking (issue 2): how each cost grows with the store.
+"""Figures for the recall store and ranking: how each cost grows with the store.
 
 Measures, on synthetic stores shaped like real ones (snippets of 80-400 characters, 1-12
 recalls, a few query hashes each):
@@ -17,7 +17,7 @@ recalls, a few query hashes each):
   worst case (800-character snippets, 32 query hashes), after the cap was enforced by a record;
 - ``memcore --help`` wall time in a fresh interpreter, median of 10.
 
-Targets (issue 2): record at 10k <= 50 ms, rank 100k including the read <= 500 ms, store with
+Targets: record at 10k <= 50 ms, rank 100k including the read <= 500 ms, store with
 the default cap < ~4 MB, ``memcore --help`` <= 300 ms.
 
 Usage: ``python bench/bench_recall.py [--runs 20] [--sizes 1000,10000,50000,100000] [--profile]``.

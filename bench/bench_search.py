@@ -1,4 +1,4 @@
-"""Figures for memory search (issue 2): index time, search median, re-index of one note, growth,
+"""Figures for memory search: index time, search median, re-index of one note, growth,
 and the hit-score distribution on the example workspace.
 
     python bench/bench_search.py [--sizes 100,1000,3000] [--queries 50] [--out FILE]

@@ -19,7 +19,8 @@ def cut(text: str, limit: int = TEXT_LIMIT) -> str:
 
 
 def report_lines(plan: Plan, *, with_prompt: bool = True) -> list[str]:
-    """The report in the issue's fixed shape; sections without items are left out."""
+    """The report in its fixed shape (promotions, merges, conflicts, prunes); empty sections
+    are left out."""
     if plan.empty():
         return [NOTHING]
     out = ["## dream — consolidation report", ""]

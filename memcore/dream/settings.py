@@ -13,7 +13,7 @@ from memcore.workspace.config import Config, check_number, get_bool, get_number,
 from memcore.workspace.entries import TYPES
 
 #: Merge thresholds calibrated per backend id on the labelled pairs in bench/eval/
-#: (see bench/bench_dream.py and /work BENCHMARKS); used when the config sets none.
+#: (see bench/bench_dream.py and BENCHMARKS.md); used when the config sets none.
 CALIBRATED_THRESHOLDS: dict[str, float] = {
     "hashing-v1-4096": 0.56,
     "minilm-l6-int8": 0.82,

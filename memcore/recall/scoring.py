@@ -1,7 +1,7 @@
 """Pure scoring of recall entries: four signals, a weighted score, the gates, the ranking.
 
 Every function takes ``now`` from its caller; nothing here reads the clock or a file.
-Formulas are OpenClaw's era-A promotion (DESIGN.md 4.2).
+The formulas are the ones OpenClaw's promotion uses, so both tools rank a store alike.
 """
 
 from __future__ import annotations

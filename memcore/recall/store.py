@@ -1,6 +1,6 @@
 """The recall store ``memory/.dreams/short-term-recall.json``.
 
-Format and update rules are OpenClaw's (DESIGN.md 4.1), so either tool reads what the other
+Format and update rules are OpenClaw's, so either tool reads what the other
 wrote. memcore adds bounds (snippet length, entry cap) and never fails for good on a bad file:
 a store that does not parse is moved aside and a fresh one started.
 """

@@ -1,4 +1,4 @@
-"""MEMORY.md as a list of entries with ids, sections, markers and line ranges (DESIGN.md 4.5).
+"""MEMORY.md as a list of entries with ids, sections, markers and line ranges.
 
 An entry is a top-level bullet (with its indented continuation and nested lines) or a paragraph,
 under its section heading. A marker comment directly above it

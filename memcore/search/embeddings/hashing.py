@@ -1,6 +1,6 @@
-"""The built-in hashing embedder: no model, deterministic, instant (DESIGN.md section 5).
+"""The built-in hashing embedder: no model, deterministic, instant.
 
-Recipe (the one that measured best offline, reference notes 1.3): lower-case the text, take
+Recipe (the variant that measured best in offline comparisons): lower-case the text, take
 Unicode word tokens (``\\w+``, so accents, Cyrillic or CJK runs work too), drop a small
 stop-word list, and emit two kinds of features per token: the word itself and the character
 3- and 4-grams of ``<word>`` (``<`` and ``>`` mark the boundaries). Each feature is hashed
