@@ -148,7 +148,7 @@ def _candidates(ws: Workspace, now: datetime, limit: int) -> dict[str, Any]:
         c = score_entry(e, now, th)
         scored.append(c)
     scored.sort(key=lambda c: (-c.score, -c.recall_count, c.path))
-    rows = []
+    rows: list[dict[str, Any]] = []
     qualifying = 0
     for c in scored:
         failed = first_failed_gate(c, th)

@@ -49,6 +49,7 @@ async def in_daemon_thread(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T
             fut.set_exception(value)
 
     def target() -> None:
+        value: T | BaseException
         try:
             res = fn(*args, **kwargs)
         except BaseException as exc:

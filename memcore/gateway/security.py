@@ -68,6 +68,7 @@ class Guard:
     bind_host: str = "127.0.0.1"
     extra_hosts: tuple[str, ...] = ()
     max_body: int = DEFAULT_MAX_BODY
+    embed_token: bool = True  # False: the page never carries the token (--no-embed-token)
     names: set[str] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -116,6 +117,8 @@ class Guard:
         browser that says the load was started by another site (``Sec-Fetch-Site``) gets no
         token. The page also forbids framing, so no foreign page can click its buttons.
         """
+        if not self.embed_token:
+            return False
         client = request.client.host if request.client else ""
         if not is_loopback(client):
             return False

@@ -16,12 +16,16 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from memcore.errors import MemcoreError
 from memcore.gateway.app import Gateway, create_app
 from memcore.gateway.scheduler import Scheduler
 from memcore.gateway.security import Guard, is_loopback
 from memcore.gateway.workspaces import Served
+
+if TYPE_CHECKING:
+    import uvicorn
 
 log = logging.getLogger("memcore.gateway")
 
@@ -65,9 +69,12 @@ class GatewayOptions:
 
 
 def build(served: list[Served], opts: GatewayOptions) -> Gateway:
-    guard = Guard(token=opts.token, bind_host=opts.host, extra_hosts=opts.allow_hosts)
-    if not opts.embed_token:
-        guard.page_may_embed_token = lambda request: False  # type: ignore[method-assign]
+    guard = Guard(
+        token=opts.token,
+        bind_host=opts.host,
+        extra_hosts=opts.allow_hosts,
+        embed_token=opts.embed_token,
+    )
     sched = Scheduler(
         served,
         max_concurrent=opts.max_concurrent,
@@ -78,7 +85,7 @@ def build(served: list[Served], opts: GatewayOptions) -> Gateway:
     return Gateway(served, guard, sched)
 
 
-def _quiet_server(config: object, tick: float = 1.0) -> object:
+def _quiet_server(config: uvicorn.Config, tick: float = 1.0) -> uvicorn.Server:
     """A uvicorn Server whose housekeeping loop wakes once a second, not ten times.
 
     uvicorn polls ``should_exit`` every 0.1 s; for an idle local gateway that is most of its
@@ -97,10 +104,10 @@ def _quiet_server(config: object, tick: float = 1.0) -> object:
                 await asyncio.sleep(tick)
                 should_exit = await self.on_tick(counter)
 
-    return QuietServer(config)  # type: ignore[arg-type]
+    return QuietServer(config)
 
 
-def _uvicorn_config(gw: Gateway, opts: GatewayOptions) -> object:
+def _uvicorn_config(gw: Gateway, opts: GatewayOptions) -> uvicorn.Config:
     import uvicorn
 
     return uvicorn.Config(
@@ -173,7 +180,7 @@ class Running:
     gateway: Gateway
     host: str
     port: int
-    server: object
+    server: uvicorn.Server
     thread: threading.Thread
 
     @property
@@ -181,7 +188,7 @@ class Running:
         return f"http://{self.host}:{self.port}"
 
     def stop(self) -> None:
-        self.server.should_exit = True  # type: ignore[attr-defined]
+        self.server.should_exit = True
         self.thread.join(timeout=30)
 
 

@@ -8,8 +8,9 @@ range of a markdown file inside the workspace; anything else is refused), ``drea
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from memcore.errors import InputError, MemcoreError
 from memcore.workspace.clock import utcnow
@@ -18,6 +19,8 @@ from memcore.workspace.core import Workspace, read_text_checked
 MAX_LINES = 500
 DEFAULT_LINES = 200
 _DRIVE_RE = re.compile(r"^[A-Za-z]:")
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 def resolve_inside(ws: Workspace, path: str) -> Path:
@@ -90,7 +93,7 @@ def build_server(ws: Workspace) -> Any:
         log_level="WARNING",
     )
 
-    def guarded(fn: Any, *args: Any, **kwargs: Any) -> Any:
+    def guarded(fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return fn(*args, **kwargs)
         except MemcoreError as exc:
