@@ -87,7 +87,7 @@ def promote_cmd(
     from memcore.promotion import promote
 
     ws = current_workspace()
-    kwargs = dict(
+    kwargs: dict[str, Any] = dict(
         limit=limit,
         min_score=min_score,
         min_recall_count=min_recall_count,
