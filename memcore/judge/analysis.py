@@ -1,0 +1,569 @@
+"""Offline analysis of one memory entry: subject, attribute, qualifiers, values, change wording.
+
+    analyzer = Analyzer.for_texts(all_entry_texts)   # learns "TF (Terraform)" and names
+    an = analyzer.analyse("Atlas moved its metrics endpoint to port 9464.")
+    an.values      -> (Value(kind="num", norm="9464", slot="port", ...),)
+    an.change      -> True ("moved")
+    an.subject     -> {"atlas"}
+
+What the analysis holds:
+
+* ``lang``: en, fr, de, es, zh, ja (by script and stop words) or ``other``.
+* ``tokens``: the canonical token sequence: lower-cased, aliases resolved (``k8s`` ->
+  ``kubernetes``), counts written as words turned into numbers, words stemmed and mapped to a
+  synonym group, each value one opaque token (``<num:9464>``). Two paraphrases of one fact
+  share most of these; a swapped value shows up as one replaced token.
+* ``values``: numbers with units (``24|h``, ``300|kb``), versions, times, paths, URLs, hosts
+  and other identifiers, code spans, names (capitalised words that are not sentence starts).
+  Each has a ``slot`` (the unit, the noun it counts, or the word before it) so that "port
+  9100" and "port 9464" compare as one attribute with two values.
+* ``qualifiers``: (kind, value) pairs that make two otherwise contradictory statements both
+  true: environments, components, platforms, roles, plan tiers, limit kinds (default / max /
+  min / soft / hard), time windows, read vs write, regions, the owner ("Kofi's"), draft vs
+  published, and weak kinds (language, file format, connection) that separate only together
+  with another difference.
+* ``change``: the change markers the text carries ("moved", "now", "no longer", "replaced",
+  "switched", "instead", "deprecated", ... and cheap fr/de/es equivalents).
+* ``negated``: a negation word in any of the six languages.
+
+Everything is a pure function of the text and the analyzer's tables; results are cached.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from memcore.judge.aliases import (
+    NUMBER_WORDS,
+    ONES,
+    SYNONYMS,
+    UNITS,
+    AliasTable,
+    wordset,
+)
+
+# -- word lists ---------------------------------------------------------------------------
+
+STOP = wordset(
+    """a an the and or but of to in on at by for from with without into onto over under as is
+    are was were be been being am do does did done has have had having it its this that these
+    those there here than then so such very just only also too all any each every some no not
+    via per our we us you your i me my they them their he she his her him who whom which what
+    when where while why how if else about up down out off again once can could should would
+    will shall may might must let lets get gets got more most less least other same own both
+    either neither nor one's s t d ll re ve m o y n't"""
+)
+_STOP_LANG: dict[str, frozenset[str]] = {
+    "en": wordset("the is are of and to in with for on was were be has have that it by"),
+    "fr": wordset(
+        "le la les de des du est sont et dans avec pour une un se sur au aux par pas qui que "
+        "l d en ne"
+    ),
+    "de": wordset(
+        "der die das und ist sind mit von für wird werden den dem ein eine nicht auf im zu "
+        "des bei am"
+    ),
+    "es": wordset("el la los las de del es son y en con para una un se por que al lo su sus"),
+}
+OTHER_STOP = frozenset().union(*(_STOP_LANG[k] for k in ("fr", "de", "es"))) - {"pas"}
+NEGATIONS = wordset(
+    """not no never none nothing nobody without cannot dont doesnt isnt arent wasnt werent wont
+    cant shouldnt mustnt didnt nicht kein keine keinen nie niemals jamais pas aucun aucune ne
+    nunca ningún ninguna"""
+)
+_NOT_NEGATION_RE = re.compile(r"\bno (?:more|less|later|earlier|fewer) than\b|\bnot only\b")
+_CONTRAST_RE = re.compile(
+    r"\brather than\b|\binstead of\b|\bplutôt que\b|\bstatt\b|\ben lugar de\b"
+)
+_CJK_NEG = ("不", "没", "別", "别", "無", "无", "ない", "ません")
+
+_CHANGE_RE = re.compile(
+    r"\b(?:now|no longer|not any ?more|any ?more|moved|moves|moving|switched|switching|"
+    r"replaced|replaces|replacing|instead|deprecated|migrated|migrating|upgraded|bumped|"
+    r"downgraded|took over|taken over|handed (?:it )?over|renamed|dropped|retired|stopped|"
+    r"changed|rewritten|removed|cancell?ed|gone|frozen|adopted|is back|are back|back on|"
+    r"again|from now on|going forward|passed to|down to|lifted|abandoned|phased out|"
+    r"superseded|transitioned|tightened|raised to|lowered to|increased to|reduced to|"
+    r"under the new|this year|"
+    r"(?:since|after) the (?:[\w-]+ )?(?:change|upgrade|migration|move|switch|incident|"
+    r"rewrite|update)|"
+    r"désormais|maintenant|remplacée?s?|migrée?s?|déplacée?s?|"
+    r"jetzt|nun|nicht mehr|kein\w* mehr|ersetzt|umgestellt|gewechselt|migriert|verschoben|"
+    r"stattdessen|ahora|ya no|reemplaz\w+|sustitu\w+|migr[óa]\w*|en lugar de|en vez de)\b"
+    r"|\bn[e']\s*\w+ plus\b",
+    re.IGNORECASE,
+)
+_CJK_CHANGE = ("现在", "改为", "替换", "不再", "変更", "移行", "もう", "今は", "現在")
+
+# qualifier phrases on the canonical token string: regex -> (kind, value)
+_Q: list[tuple[str, str, str]] = [
+    (r"outside (?:of )?business hours|after hours|out of hours|off hours", "window", "after-hours"),
+    (r"(?:business|office|working) hours", "window", "business-hours"),
+    (r"weekdays?|week days?", "window", "weekdays"),
+    (r"weekends?", "window", "weekends"),
+    (r"nights?|nightly|overnight", "window", "night"),
+    (r"daytime|during the day", "window", "day"),
+    (r"production|live", "env", "production"),
+    (r"staging", "env", "staging"),
+    (r"development", "env", "dev"),
+    (r"sandbox", "env", "sandbox"),
+    (r"locally|local machine|local", "env", "local"),
+    (r"in continuous_integration|on continuous_integration", "env", "ci"),
+    (r"api", "component", "api"),
+    (r"workers?", "component", "worker"),
+    (r"frontend|front end|front-end", "component", "frontend"),
+    (r"backend|back end|back-end", "component", "backend"),
+    (r"dashboards?", "component", "dashboard"),
+    (r"sidecar", "component", "sidecar"),
+    (r"scheduler", "component", "scheduler"),
+    (r"ios", "platform", "ios"),
+    (r"android", "platform", "android"),
+    (r"macos", "platform", "macos"),
+    (r"linux", "platform", "linux"),
+    (r"windows", "platform", "windows"),
+    (r"web", "platform", "web"),
+    (r"admins?|administrators?", "role", "admin"),
+    (r"viewers?|read-only users?", "role", "viewer"),
+    (r"anonymous|unauthenticated|logged out|signed out", "role", "anonymous"),
+    (r"signed in|logged in|authenticated users?|registered users?", "role", "user"),
+    (r"guests?", "role", "guest"),
+    (r"free", "tier", "free"),
+    (r"premium|paid|pro plan|enterprise", "tier", "paid"),
+    (r"default|by default", "limit", "default"),
+    (r"maximum|max|at most|no more than|up to|cap|capped", "limit", "max"),
+    (r"minimum|min|at least", "limit", "min"),
+    (r"soft", "limit", "soft"),
+    (r"hard", "limit", "hard"),
+    (r"p50|median", "percentile", "p50"),
+    (r"p95", "percentile", "p95"),
+    (r"p99", "percentile", "p99"),
+    (r"read replicas?|reads?|read path", "rw", "read"),
+    (r"writes?|write path|primary(?= database| instance| node|$)", "rw", "write"),
+    (r"drafts?", "state", "draft"),
+    (r"published", "state", "published"),
+    (r"internal", "exposure", "internal"),
+    (r"public|external", "exposure", "public"),
+    (r"eu|europe|european", "region", "eu"),
+    (r"us|usa|north america", "region", "us"),
+    (r"uk|british", "region", "uk"),
+    (r"apac|asia", "region", "apac"),
+    (r"work laptop|work machine|work computer", "device", "work"),
+    (r"personal laptop|personal machine|home machine|home laptop", "device", "personal"),
+    (r"pull_request builds?", "build", "pr"),
+    (r"nightly builds?", "build", "nightly"),
+    (r"release builds?", "build", "release"),
+    # weak kinds: they separate two statements only together with another difference
+    (r"python|go|typescript|javascript|rust|ruby|java|kotlin|swift", "language", "*"),
+    (r"yaml|json|csv|geojson|shapefiles?|markdown|html|pdf|xml|parquet", "language", "*"),
+    (r"websockets?|http|grpc|tcp|udp", "protocol", "*"),
+]
+WEAK_KINDS = frozenset({"language", "protocol", "owner"})
+_QUALIFIERS = [
+    (re.compile(rf"(?<![\w<])(?:{pat})(?![\w>])"), kind, value) for pat, kind, value in _Q
+]
+
+# -- value patterns -----------------------------------------------------------------------
+
+_TOKEN_RE = re.compile(
+    r"""(?P<url>\bhttps?://[^\s<>"')\]]+[^\s<>"')\].,;:!?])
+    |(?P<email>\b[\w.+-]+@[\w-]+\.[\w.]+\b)
+    |(?P<code>`[^`]+`)
+    |(?P<time>\b\d{1,2}:\d{2}(?:\s*[-–]\s*\d{1,2}:\d{2})?\b)
+    |(?P<path>(?:~|\.{1,2})?/[\w.@+*<>{}-]+(?:/[\w.@+*<>{}-]*)*
+        |\b[\w@.+-]+(?:/[\w.@+*<>{}-]*)+)
+    |(?P<handle>[#@][\w][\w./-]*[\w/])
+    |(?P<money>[$€£]\s?\d[\d,]*(?:\.\d+)?)
+    |(?P<version>\bv\d+(?:\.\d+)*(?:\.x)?\b|(?<![A-Za-z0-9_.])\d+(?:\.\d+)+(?:\.x)?(?![\d.])
+        |(?<![A-Za-z0-9_.])\d+\.x\b)
+    |(?P<number>(?<![A-Za-z0-9_.])(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?))
+        (?P<unit>%|°C|[A-Za-z]{1,3}\b)?
+    |(?P<ident>\.?[A-Za-z][\w-]*(?:[.:=][\w-]+)+(?:\(\w*\))?|\.[A-Za-z][\w.-]+
+        |\b[A-Za-z]+_[\w]+\b|\b[a-z]+[A-Z]\w*(?:\(\w*\))?)
+    |(?P<kebab>\b[\w]+(?:-[\w]+)+\b)
+    |(?P<cjk>[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+)
+    |(?P<word>[^\W\d_][\w]*(?:['’][\w]+)?)
+    |(?P<punct>[.;:!?])""",
+    re.VERBOSE,
+)
+_KANA_RE = re.compile(r"[\u3040-\u30ff]")
+_HAN_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
+_CJK_UNIT_RE = re.compile(
+    r"^(个字符|字符|秒|分钟|分間|分|小时|時間|天|日|周|週間|个月|ヶ月|か月|年|文字|次|回|人)"
+)
+_SENTENCE_END = {".", ";", ":", "!", "?"}
+_SLOT_WORDS = wordset("port version level sdk api node python go rust java ruby release v")
+_NOT_NOUNS = wordset("now today again instead directly already yet anymore then later ago")
+_PERIODS = wordset("second minute hour day week month year")
+_MIXED_CASE_WORDS = wordset("ios macos ipados watchos tvos iphone ipad")
+
+
+@dataclass(frozen=True)
+class Value:
+    """One specific thing an entry names. ``norm`` is the canonical form compared across
+    entries; ``raw`` is the text as written (what a merged text must keep)."""
+
+    kind: str  # num | time | path | url | ident | code | name | money
+    norm: str
+    raw: str
+    slot: str = ""  # unit, counted noun or the word before it
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """The analysis of one entry (see the module docstring)."""
+
+    text: str
+    lang: str
+    tokens: tuple[str, ...]
+    content: frozenset[str]
+    values: tuple[Value, ...]
+    qualifiers: frozenset[tuple[str, str]]
+    subject: frozenset[str]
+    names: frozenset[str]
+    change: frozenset[str]
+    negated: bool
+
+    @property
+    def value_norms(self) -> frozenset[str]:
+        return frozenset(f"{v.kind}:{v.norm}" for v in self.values)
+
+    @property
+    def attribute(self) -> frozenset[str]:
+        """Content tokens that are neither the subject nor a value: what is said of it."""
+        return frozenset(t for t in self.content if t not in self.subject and not t.startswith("<"))
+
+    def to_json(self) -> dict[str, object]:
+        """A JSON-able summary (for review items and the agent's MCP view)."""
+        return {
+            "lang": self.lang,
+            "subject": sorted(self.subject),
+            "attribute": sorted(self.attribute),
+            "qualifiers": sorted(f"{k}:{v}" for k, v in self.qualifiers),
+            "values": [{"kind": v.kind, "value": v.raw, "slot": v.slot} for v in self.values],
+            "change": sorted(self.change),
+            "negated": self.negated,
+        }
+
+
+# -- stemming -----------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """A crude, stable stem: plural and verb endings off, at most 6 characters."""
+    w = word.lower().replace("’", "'")
+    if w.endswith("'s"):
+        w = w[:-2]
+    if len(w) <= 3 or not w.isalpha():
+        return w
+    for suf, rep in (("ies", "y"), ("ied", "y"), ("sses", "ss"), ("ing", ""), ("ed", "")):
+        if w.endswith(suf) and len(w) - len(suf) >= 3:
+            w = w[: -len(suf)] + rep
+            break
+    else:
+        if (w.endswith("es") and w[-3:-2] in ("x", "s", "z")) or w.endswith(("ches", "shes")):
+            w = w[:-2]
+        elif w.endswith("s") and not w.endswith(("ss", "us", "is")):
+            w = w[:-1]
+    if w.endswith("ly") and len(w) > 5:
+        w = w[:-2]
+    if w.endswith("e") and len(w) > 4:
+        w = w[:-1]  # create / created / creating
+    return w[:6]
+
+
+_SYN: dict[str, str] = {stem(w): stem(group[0]) for group in SYNONYMS for w in group}
+
+
+def _canon_word(word: str) -> str:
+    s = stem(word)
+    return _SYN.get(s, s)
+
+
+def detect_lang(text: str) -> str:
+    """en, fr, de, es, zh, ja or other: script first, then the most frequent stop words."""
+    if _KANA_RE.search(text):
+        return "ja"
+    if _HAN_RE.search(text):
+        return "zh"
+    words = re.findall(r"[^\W\d_]+", text.lower())
+    best, score = "other", 0
+    for lang, stops in _STOP_LANG.items():
+        n = sum(1 for w in words if w in stops)
+        if n > score or (n == score and lang == "en" and n > 0):
+            best, score = lang, n
+    if best == "other" and words:
+        best = "en"
+    return best
+
+
+def _num(s: str) -> str:
+    s = s.replace(",", "")
+    try:
+        f = float(s)
+    except ValueError:
+        return s
+    return str(int(f)) if f == int(f) else repr(f)
+
+
+# -- the analyzer -------------------------------------------------------------------------
+
+
+@dataclass
+class Analyzer:
+    """Analyses entries with the built-in alias table plus what the memory itself defines.
+    ``names``: lower-cased words the memory writes capitalised in mid-sentence (so "Atlas"
+    at the start of a sentence is still a name)."""
+
+    aliases: AliasTable = field(default_factory=AliasTable.builtin)
+    names: frozenset[str] = frozenset()
+    _cache: dict[str, Analysis] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def for_texts(cls, texts: Iterable[str]) -> Analyzer:
+        """An analyzer that knows the aliases and names defined by ``texts`` (the memory)."""
+        texts = list(texts)
+        aliases = AliasTable.builtin()
+        aliases.learn(texts)
+        names: set[str] = set()
+        for t in texts:
+            prev = "."
+            if detect_lang(t) == "de":
+                continue  # German capitalises every noun
+            for m in _TOKEN_RE.finditer(t):
+                w = m.group("word")
+                if w and w[0].isupper() and prev not in _SENTENCE_END:
+                    base = w.lower().replace("’", "'").removesuffix("'s")
+                    if base not in STOP and base not in OTHER_STOP:
+                        names.add(base)
+                prev = m.group(0) if m.group("punct") else "w"
+        return cls(aliases=aliases, names=frozenset(names))
+
+    def analyse(self, text: str) -> Analysis:
+        hit = self._cache.get(text)
+        if hit is None:
+            hit = self._analyse(text)
+            if len(self._cache) > 200_000:
+                self._cache.clear()
+            self._cache[text] = hit
+        return hit
+
+    # the steps ----------------------------------------------------------------------------
+
+    def _analyse(self, text: str) -> Analysis:
+        lang = detect_lang(text)
+        raw_tokens: list[tuple[str, str]] = []  # (kind, surface)
+        for m in _TOKEN_RE.finditer(text):
+            kind = m.lastgroup or "word"
+            if kind == "unit":
+                kind = "number"
+            raw_tokens.append((kind, m.group(0)))
+        values: list[Value] = []
+        names: set[str] = set()
+        seq: list[str] = []  # lower-case words and value tokens, before aliases
+        at_start = True
+        possessors: set[str] = set()
+        skip = -1
+        for i, (kind, surf) in enumerate(raw_tokens):
+            if i == skip:
+                continue
+            nxt = raw_tokens[i + 1][1].lower() if i + 1 < len(raw_tokens) else ""
+            if kind == "punct":
+                seq.append(surf)
+                at_start = surf in _SENTENCE_END
+                continue
+            if kind in ("url", "email"):
+                norm = surf.lower().rstrip("/")
+                values.append(Value("url", norm, surf))
+                seq.append(f"<url:{norm}>")
+            elif kind == "code":
+                inner = surf.strip("`").strip()
+                norm = " ".join(inner.lower().split())
+                if " " in norm:  # a command: one value
+                    values.append(Value("code", norm, inner))
+                    seq.append(f"<code:{norm}>")
+                else:  # one path or identifier in backticks: the same value as without them
+                    sub = self.analyse(inner)
+                    values.extend(sub.values or (Value("code", norm, inner),))
+                    seq.extend([f"<{v.kind}:{v.norm}>" for v in sub.values] or [f"<code:{norm}>"])
+            elif kind == "time":
+                norm = re.sub(r"\s+", "", surf).replace("–", "-")
+                norm = re.sub(r"\b0(\d):", r"\1:", norm)
+                values.append(Value("time", norm, surf))
+                seq.append(f"<time:{norm}>")
+            elif kind in ("path", "handle"):
+                norm = surf.lower().rstrip(".,;")
+                if kind == "path" and re.fullmatch(r"[^\W\d_]+/[^\W\d_]+", norm):
+                    # "requests/min", "active/passive", "ci/cd": words, not a path
+                    first, second = norm.split("/")
+                    unit = UNITS.get(second)
+                    seq.extend([first, "per_" + unit] if unit else [first, second])
+                    at_start = False
+                    continue
+                values.append(Value("path" if kind == "path" else "ident", norm, surf))
+                seq.append(f"<{'path' if kind == 'path' else 'ident'}:{norm}>")
+            elif kind == "money":
+                norm = _num(re.sub(r"[^\d.,]", "", surf))
+                values.append(Value("money", surf[0] + norm, surf, slot=surf[0]))
+                seq.append(f"<money:{surf[0]}{norm}>")
+            elif kind in ("version", "number"):
+                m2 = re.match(r"(v?)([\d.,]+(?:\.x)?)(.*)", surf, re.IGNORECASE)
+                assert m2 is not None
+                digits, unit_raw = m2.group(2), m2.group(3).strip().lower()
+                norm = digits.lower() if kind == "version" else _num(digits)
+                if m2.group(1) and kind == "number":
+                    norm = "v" + norm
+                unit = UNITS.get(unit_raw, unit_raw)
+                if kind == "version" and norm.startswith("v"):
+                    norm = norm[1:]
+                if not unit and nxt:
+                    cjk_unit = _CJK_UNIT_RE.match(nxt)
+                    unit = UNITS.get(nxt, "") or (
+                        UNITS.get(cjk_unit.group(1), cjk_unit.group(1)) if cjk_unit else ""
+                    )
+                    if unit and not cjk_unit:
+                        skip = i + 1  # the unit word is part of the value
+                prev = next(
+                    (t for t in reversed(seq[-3:]) if t[:1].isalpha() and t not in STOP), ""
+                )
+                noun = re.fullmatch(r"[^\W\d_]+", nxt) and nxt not in STOP | _NOT_NOUNS
+                if not unit and noun and prev not in _SLOT_WORDS:
+                    unit = "#" + _canon_word(nxt)
+                if not unit and prev:
+                    unit = "@" + _canon_word(prev)
+                if unit and unit[0] not in "#@":
+                    norm = f"{norm}|{unit}"
+                values.append(Value("num", norm, surf, slot=unit))
+                seq.append(f"<num:{norm}>")
+            elif kind == "ident" and surf.lower() not in _MIXED_CASE_WORDS:
+                norm = surf.lower()
+                values.append(Value("ident", norm, surf))
+                seq.append(f"<ident:{norm}>")
+            elif kind == "kebab":
+                parts = surf.lower().split("-")
+                if any(p in NUMBER_WORDS for p in parts) or self.aliases.starts_phrase(parts):
+                    seq.extend(parts)  # "twenty-four", "time-series": words, not a name
+                else:
+                    values.append(Value("ident", surf.lower(), surf))
+                    seq.append(f"<ident:{surf.lower()}>")
+            elif kind == "ident":
+                seq.append(surf.lower())
+            elif kind == "cjk":
+                seq.extend(surf[j : j + 2] for j in range(max(1, len(surf) - 1)))
+            else:  # word
+                low = surf.lower().replace("’", "'")
+                base = low.removesuffix("'s") if low.endswith("'s") else low
+                if low.endswith("'s") or (low.endswith("s'")):
+                    possessors.add(base)
+                acronym = len(surf) > 1 and surf.isupper()
+                is_name = (
+                    surf[0].isupper()
+                    and base not in STOP
+                    and base not in OTHER_STOP
+                    and base not in NUMBER_WORDS
+                    and (base,) not in self.aliases.phrases
+                    and (not at_start or base in self.names or low.endswith("'s"))
+                    and (lang != "de" or base in self.names or acronym)
+                )
+                if lang in ("zh", "ja") and surf.isascii():
+                    is_name = base not in STOP and tuple([base]) not in self.aliases.phrases
+                if is_name:
+                    names.add(base)
+                    values.append(Value("name", base, surf.removesuffix("'s").removesuffix("’s")))
+                seq.append(base)
+            at_start = False
+
+        resolved = self.aliases.resolve([t for t in seq if t not in _SENTENCE_END])
+        resolved = self._numbers_from_words(resolved, values)
+        canon_str = " ".join(
+            t[7:-1].replace("-", " ") if t.startswith("<ident:") else t for t in resolved
+        )
+        qualifiers: set[tuple[str, str]] = set()
+        for rx, kind, value in _QUALIFIERS:
+            for m in rx.finditer(canon_str):
+                qualifiers.add((kind, m.group(0) if value == "*" else value))
+                if kind == "window":  # "outside business hours" is not also "business hours"
+                    blank = " " * len(m.group(0))
+                    canon_str = canon_str[: m.start()] + blank + canon_str[m.end() :]
+        for p in possessors:
+            if p in names:
+                qualifiers.add(("owner", p))
+        tokens: list[str] = []
+        for t in resolved:
+            if t.startswith("<"):
+                tokens.append(t)
+            elif t in STOP or t in OTHER_STOP:
+                continue
+            else:
+                tokens.append(t if "_" in t else _canon_word(t))
+        content = frozenset(t for t in tokens if t not in NEGATIONS)
+        change = {m.group(0).lower() for m in _CHANGE_RE.finditer(text)}
+        change |= {c for c in _CJK_CHANGE if c in text}
+        low_text = _NOT_NEGATION_RE.sub(" ", text.lower())
+        negated = (
+            any(t in NEGATIONS or t.endswith("n't") for t in re.findall(r"[\w']+", low_text))
+            or any(c in text for c in _CJK_NEG)
+            or _CONTRAST_RE.search(low_text) is not None
+        )
+        subject = frozenset(_canon_word(n) for n in names)
+        return Analysis(
+            text=text,
+            lang=lang,
+            tokens=tuple(tokens),
+            content=content,
+            values=tuple(values),
+            qualifiers=frozenset(qualifiers),
+            subject=subject,
+            names=frozenset(names),
+            change=frozenset(change),
+            negated=negated,
+        )
+
+    @staticmethod
+    def _numbers_from_words(seq: list[str], values: list[Value]) -> list[str]:
+        """Counts written as words ("four pods", "twenty-four hours") become number tokens."""
+        out: list[str] = []
+        i = 0
+        while i < len(seq):
+            w = seq[i]
+            n = NUMBER_WORDS.get(w)
+            if w in ("every", "each", "per") and i + 1 < len(seq) and seq[i + 1] in _PERIODS:
+                unit = UNITS[seq[i + 1]]
+                values.append(Value("num", f"1|{unit}", f"{w} {seq[i + 1]}", slot=unit))
+                out.extend([w, f"<num:1|{unit}>"])
+                i += 2
+                continue
+            if n is None or (w in ONES and i + 1 < len(seq) and seq[i + 1] in STOP):
+                out.append(w)
+                i += 1
+                continue
+            j = i + 1
+            if n >= 20 and j < len(seq) and NUMBER_WORDS.get(seq[j], 99) < 10:
+                n += NUMBER_WORDS[seq[j]]
+                j += 1
+            nxt = seq[j] if j < len(seq) else ""
+            if w in ONES and (not nxt or nxt.startswith("<") or nxt in _SENTENCE_END):
+                out.append(w)
+                i += 1
+                continue
+            unit = UNITS.get(nxt, "")
+            norm = str(n)
+            if unit:
+                norm, j = f"{n}|{unit}", j + 1
+            elif nxt and not nxt.startswith("<") and nxt not in STOP:
+                unit = "#" + _canon_word(nxt)
+            values.append(Value("num", norm, " ".join(seq[i:j]), slot=unit))
+            out.append(f"<num:{norm}>")
+            i = j
+        return out
+
+
+_DEFAULT = Analyzer()
+
+
+def analyse(text: str) -> Analysis:
+    """Analysis with the built-in tables only (no memory-defined aliases or names)."""
+    return _DEFAULT.analyse(text)
