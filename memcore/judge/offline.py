@@ -1,0 +1,390 @@
+"""The offline judge: two analyses in, one verdict with a reason and a confidence out.
+
+    judge = OfflineJudge(embedder=None, analyzer=Analyzer.for_texts(all_texts))
+    judge.judge([(older_view, newer_view), ...]) -> [Judgement, ...]
+
+How a pair is decided (A = the older entry, B = the newer; same date: file order):
+
+1. Different languages: compared by what survives translation (numbers with units, names,
+   identifiers, paths) plus the embedder's similarity. With a multilingual embedder the
+   similarity carries most of it; with the English-only or hashing embedder a translation
+   is found only when it shares specific details.
+2. A qualifier that separates the two (staging vs production, API vs worker, default vs
+   maximum, weekdays vs weekends, iOS vs Android, Kofi's vs Aisha's, ...) -> ``related``:
+   both can be true, so never ``conflict``. Weak kinds (language, file format, protocol,
+   owner) separate only when something else differs too ("YAML with 2 spaces" / "Python
+   with 4 spaces"); alone they are the swapped value ("written in Go" / "written in Rust").
+3. B carries change wording A lacks ("moved from X to Y", "now", "no longer", "replaced",
+   "switched", "instead", "deprecated", ...) and talks about A's subject -> ``supersedes``.
+4. One value swapped in an otherwise shared statement (port 9100 / 9464, "four pods" /
+   "6 pods", Helm / Kustomize, single / double quotes) -> ``supersedes`` when B is newer
+   and the value naturally moves forward (a version, a port, a host, a path, an owner),
+   else ``conflict``.
+5. Otherwise the overlap of what both say (aliases resolved, counts in words as numbers,
+   synonyms, plus the embedder's similarity) decides between ``same`` (one side may add a
+   detail), ``related`` (same subject, different facts) and ``unrelated``.
+
+Thresholds are per embedder id (tuned on the tuning split of bench/eval/judge); an unknown
+embedder gets the defaults. The judge is deterministic; its id includes its version and the
+embedder's id so the verdict cache never mixes configurations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from difflib import SequenceMatcher
+
+import numpy as np
+
+from memcore.judge.aliases import words
+from memcore.judge.analysis import WEAK_KINDS, Analysis, Analyzer, Value, stem
+from memcore.judge.protocol import Embeds, EntryView, Judgement, Pair, Verdict
+
+VERSION = "offline-1"
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Similarity cut-offs of one embedder (``sim`` is the cosine of the two texts)."""
+
+    same_overlap: float = 0.5  # token overlap that alone makes a restatement
+    same_sim: float = 0.75  # cosine that, with some overlap, makes a restatement
+    cross_sim: float = 0.8  # cosine that makes a translation without shared details
+
+
+THRESHOLDS: dict[str, Thresholds] = {
+    "none": Thresholds(),
+    "hashing-v1-4096": Thresholds(same_sim=0.6, cross_sim=2.0),
+    "minilm-l6-int8": Thresholds(same_sim=0.75, cross_sim=2.0),
+}
+
+
+@dataclass
+class Comparison:
+    """What two analyses share and where they differ (the judge's evidence)."""
+
+    a: Analysis
+    b: Analysis
+    sim: float | None
+    shared: set[str] = field(default_factory=set)
+    only_a: list[str] = field(default_factory=list)
+    only_b: list[str] = field(default_factory=list)
+    vals_a: list[Value] = field(default_factory=list)  # values of A that B lacks
+    vals_b: list[Value] = field(default_factory=list)
+    shared_vals: int = 0
+    swaps: list[tuple[list[str], list[str]]] = field(default_factory=list)
+    separating: list[tuple[str, str, str]] = field(default_factory=list)
+    change: set[str] = field(default_factory=set)  # change markers in B, not in A
+    named_old: list[str] = field(default_factory=list)  # A's values B names (the old value)
+
+    @property
+    def overlap(self) -> float:
+        """Shared tokens over the smaller side (containment), in [0, 1]."""
+        na, nb = len(self.shared) + len(self.only_a), len(self.shared) + len(self.only_b)
+        return len(self.shared) / max(1, min(na, nb))
+
+    @property
+    def jaccard(self) -> float:
+        return len(self.shared) / max(1, len(self.shared) + len(self.only_a) + len(self.only_b))
+
+
+def _close(x: str, y: str) -> bool:
+    """One word in two forms (``rotati`` / ``rotate``): equal, or the same first 5 letters."""
+    if x == y:
+        return True
+    if x.startswith("<") or y.startswith("<") or min(len(x), len(y)) < 5:
+        return False
+    return x[:5] == y[:5]
+
+
+def _squash(s: str) -> str:
+    return "".join(ch for ch in s.lower() if ch.isalnum() or ch in "./:@#$%°")
+
+
+def _covered(v: Value, other: Analysis, other_squashed: str) -> bool:
+    if any(w.kind == v.kind and w.norm == v.norm for w in other.values):
+        return True
+    if v.kind == "num":
+        return False  # "6" inside "16" says nothing
+    sq = _squash(v.norm.split("|")[0])
+    if len(sq) >= 2 and sq in other_squashed:
+        return True
+    return v.kind == "name" and any(_close(v.norm[:6], t) for t in other.tokens)
+
+
+def compare(a: Analysis, b: Analysis, sim: float | None = None) -> Comparison:
+    """The comparison of an older entry ``a`` with a newer entry ``b``."""
+    c = Comparison(a, b, sim)
+    sa, sb = _squash(a.text), _squash(b.text)
+    c.vals_a = [v for v in a.values if not _covered(v, b, sb)]
+    c.vals_b = [v for v in b.values if not _covered(v, a, sa)]
+    c.shared_vals = len(a.values) - len(c.vals_a)
+    covered_tokens = {f"<{v.kind}:{v.norm}>" for v in a.values if v not in c.vals_a}
+    covered_tokens |= {f"<{v.kind}:{v.norm}>" for v in b.values if v not in c.vals_b}
+    ta, tb = set(a.content), set(b.content)
+    for t in ta:
+        if t in tb or t in covered_tokens or any(_close(t, u) for u in tb):
+            c.shared.add(t)
+        else:
+            c.only_a.append(t)
+    c.only_b = [
+        t
+        for t in tb
+        if t not in c.shared and t not in covered_tokens and not any(_close(t, u) for u in ta)
+    ]
+    residual_a, residual_b = set(c.only_a), set(c.only_b)
+    sm = SequenceMatcher(None, a.tokens, b.tokens, autojunk=False)
+    for tag, i1, i2, j1, j2 in sm.get_opcodes():
+        if tag == "equal":
+            continue
+        ra = [t for t in a.tokens[i1:i2] if t in residual_a]
+        rb = [t for t in b.tokens[j1:j2] if t in residual_b]
+        if ra and rb:
+            c.swaps.append((ra, rb))
+    qa: dict[str, set[str]] = {}
+    qb: dict[str, set[str]] = {}
+    for k, v in a.qualifiers:
+        qa.setdefault(k, set()).add(v)
+    for k, v in b.qualifiers:
+        qb.setdefault(k, set()).add(v)
+    for k in qa.keys() & qb.keys():
+        if not qa[k] & qb[k]:
+            c.separating.append((k, "/".join(sorted(qa[k])), "/".join(sorted(qb[k]))))
+    c.change = set(b.change - a.change)
+    if c.change:
+        old = [v.raw for v in a.values if v not in c.vals_a and v.kind != "num"]
+        c.named_old = [r for r in old if r.lower() not in {n for n in b.subject}]
+    return c
+
+
+def _moves_forward(va: Value, vb: Value) -> bool:
+    """A value that a newer entry replaces without saying so: a version, a port, a host, a
+    path, an identifier, an owner."""
+    if va.kind in ("ident", "path", "url", "name", "code"):
+        return True
+    if va.kind == "num":
+        return "." in va.norm or va.slot.startswith("@") or va.slot == ""
+    return False
+
+
+def _value_conflicts(c: Comparison) -> list[tuple[Value, Value]]:
+    """Pairs of uncovered values, one per side, that can fill one slot."""
+    out = []
+    for va in c.vals_a:
+        for vb in c.vals_b:
+            kinds = {va.kind, vb.kind}
+            if va.kind != vb.kind and kinds not in ({"name", "ident"}, {"name", "code"}):
+                continue
+            hard = va.slot[:1] not in ("@", "") and vb.slot[:1] not in ("@", "")
+            if va.kind == "num" and hard and va.slot != vb.slot:
+                continue
+            out.append((va, vb))
+    return out
+
+
+def _token(v: Value) -> str:
+    return stem(v.norm) if v.kind == "name" else f"<{v.kind}:{v.norm}>"
+
+
+def _swap_of(c: Comparison, va: Value, vb: Value) -> int | None:
+    ka, kb = _token(va), _token(vb)
+    for k, (ra, rb) in enumerate(c.swaps):
+        if ka in ra and kb in rb:
+            return k
+    return None
+
+
+_VERBISH = frozenset(
+    stem(w)
+    for w in words(
+        """need include give assign chose choose built build come create run running publish
+    name named follow go goes handle use keep store make set put take get send reach ping live
+    sit host call hit pull push sync show write read own maintain review approve block trigger
+    start stop depend require say tell mean work allow let support cover hold contain provide
+    offer return accept expect prefer want like avoid place put happen depend sign power serve
+    lives located found sits is"""
+    )
+)
+# change markers that need the old value named (or a swapped value) to count
+_WEAK_CHANGE = frozenset(
+    [
+        "dropped",
+        "again",
+        "this year",
+        "gone",
+        "removed",
+        "stopped",
+        "frozen",
+        "changed",
+        "instead",
+        "adopted",
+        "lifted",
+        "cancelled",
+        "canceled",
+        "any more",
+        "anymore",
+    ]
+)
+
+
+def decide(c: Comparison, th: Thresholds, newer_by_date: bool) -> tuple[Verdict, str, float, bool]:
+    """The verdict of one comparison: (verdict, reason, confidence, newer-is-known)."""
+    a, b = c.a, c.b
+    if a.lang != b.lang and "other" not in (a.lang, b.lang):
+        return _cross_language(c, th)
+    shared_subject = bool(a.subject & b.subject)
+    topical = shared_subject or c.overlap >= 0.4
+    frame = [t for t in c.shared if not t.startswith("<")]
+    framed = len(frame) >= 2 and c.jaccard >= 0.3
+    short_swaps = [s for s in c.swaps if max(len(s[0]), len(s[1])) <= 3]
+    # 1. a qualifier that makes both true
+    if c.separating:
+        strong = [s for s in c.separating if s[0] not in WEAK_KINDS]
+        other_diff = len(c.swaps) > 1 or bool(c.vals_a and c.vals_b)
+        if strong or other_diff:
+            k, qa, qb = (strong or c.separating)[0]
+            v = Verdict.RELATED if topical or framed else Verdict.UNRELATED
+            return v, f"{k} qualifier separates them: {qa} vs {qb}", 0.8, False
+    conflicts = _value_conflicts(c)
+    aligned = [(va, vb, k) for va, vb in conflicts if (k := _swap_of(c, va, vb)) is not None]
+    # 2. change wording in the newer entry
+    strong_change = c.change - _WEAK_CHANGE
+    if c.change and topical:
+        why = ", ".join(sorted(c.change))
+        if c.named_old and (strong_change or conflicts or c.vals_b):
+            return (
+                Verdict.SUPERSEDES,
+                f"newer entry says '{why}' and names the old value {c.named_old[0]}",
+                0.85,
+                True,
+            )
+        if (strong_change or a.negated != b.negated) and (
+            c.swaps or c.vals_b or c.only_b or a.negated != b.negated
+        ):
+            return Verdict.SUPERSEDES, f"newer entry says '{why}' about the same subject", 0.7, True
+        if conflicts and framed:
+            return Verdict.SUPERSEDES, f"newer entry says '{why}' with a new value", 0.65, True
+    # 3. one value swapped in a shared statement
+    if aligned and framed:
+        va, vb, k = aligned[0]
+        others = [s for s in short_swaps if c.swaps.index(s) != k]
+        value_toks = {_token(v) for v in c.vals_a + c.vals_b}
+        wa = [t for t in c.swaps[k][0] if not t.startswith("<") and t not in value_toks]
+        wb = [t for t in c.swaps[k][1] if not t.startswith("<") and t not in value_toks]
+        if wa and wb and not (c.change and len(wa) + len(wb) <= 2):
+            others = [(wa, wb), *others]
+        if others:
+            ra, rb = others[0]
+            return (
+                Verdict.RELATED,
+                f"two things differ ({' '.join(ra)} / {' '.join(rb)}; {va.raw} / {vb.raw}):"
+                " a qualifier, not a contradiction",
+                0.6,
+                False,
+            )
+        if newer_by_date and _moves_forward(va, vb):
+            return Verdict.SUPERSEDES, f"newer value {vb.raw} replaces {va.raw}", 0.7, True
+        return Verdict.CONFLICT, f"differing values: {va.raw} vs {vb.raw}", 0.7, newer_by_date
+    if (
+        len(c.swaps) == 1
+        and max(len(c.swaps[0][0]), len(c.swaps[0][1])) <= 3
+        and c.jaccard >= 0.4
+        and len(frame) >= 3
+    ):
+        sa, sb = c.swaps[0]
+        verbish = any(stem(t) in _VERBISH or t in _VERBISH for t in sa + sb)
+        if not verbish and (len(c.vals_a) + len(c.vals_b) <= 1 or conflicts):
+            return (
+                Verdict.CONFLICT,
+                f"differing values: {' '.join(sa)} vs {' '.join(sb)}",
+                0.6,
+                newer_by_date,
+            )
+    if a.negated != b.negated and len(c.only_a) + len(c.only_b) <= 1 and framed:
+        return Verdict.CONFLICT, "negation on one side of the same statement", 0.6, newer_by_date
+    if len(short_swaps) >= 2 and framed and c.jaccard >= 0.4:
+        return Verdict.RELATED, "two slots differ: a qualifier and a value", 0.5, False
+    if conflicts:
+        va, vb = conflicts[0]
+        v = Verdict.RELATED if topical else Verdict.UNRELATED
+        return v, f"different values: {va.raw} vs {vb.raw}", 0.5, False
+    # 4. restatement, different facts, or different subjects
+    sim = c.sim if c.sim is not None else 0.0
+    one_sided = not c.only_a or not c.only_b
+    if one_sided:
+        same = c.overlap >= 0.75 and len(c.shared) >= 2
+    elif c.vals_a and c.vals_b:  # each side names something the other lacks
+        same = c.jaccard >= th.same_overlap
+    else:
+        same = c.jaccard >= th.same_overlap or (c.jaccard >= 0.25 and sim >= th.same_sim)
+    if same and a.names and b.names and not a.subject & b.subject and not c.shared_vals:
+        same = False  # two named subjects with nothing named in common
+    if same:
+        conf = min(0.95, 0.45 + 0.5 * c.jaccard + (0.1 if sim >= th.same_sim else 0.0))
+        extra = [v.raw for v in c.vals_a + c.vals_b]
+        reason = "one statement" + (f"; one side adds {', '.join(extra[:3])}" if extra else "")
+        return Verdict.SAME, reason, conf, False
+    if topical:
+        return Verdict.RELATED, "same subject, different facts", 0.5, False
+    return Verdict.UNRELATED, "different subjects", 0.6, False
+
+
+def _cross_language(c: Comparison, th: Thresholds) -> tuple[Verdict, str, float, bool]:
+    strong_a = [v for v in c.vals_a if v.kind != "name"]
+    strong_b = [v for v in c.vals_b if v.kind != "name"]
+    sim = c.sim if c.sim is not None else 0.0
+    langs = f"{c.a.lang}/{c.b.lang}"
+    if _value_conflicts(c) and strong_a and strong_b:
+        return Verdict.RELATED, f"{langs}: differing values", 0.4, False
+    enough = c.shared_vals >= 2 or (c.shared_vals >= 1 and not strong_a and not strong_b)
+    if enough or sim >= th.cross_sim:
+        return Verdict.SAME, f"{langs}: the same details in two languages", 0.6, False
+    if c.shared_vals:
+        return Verdict.RELATED, f"{langs}: some shared details", 0.3, False
+    return Verdict.UNRELATED, f"{langs}: nothing shared", 0.3, False
+
+
+class OfflineJudge:
+    """The default judge: no model, no network; deterministic. ``embedder`` (optional) adds
+    the cosine of the two texts as a signal; ``analyzer`` should be built from the whole
+    memory (:meth:`Analyzer.for_texts`) so aliases and names the memory defines are known."""
+
+    def __init__(
+        self,
+        embedder: Embeds | None = None,
+        analyzer: Analyzer | None = None,
+        thresholds: Thresholds | None = None,
+    ) -> None:
+        self.embedder = embedder
+        self.analyzer = analyzer or Analyzer()
+        eid = embedder.id if embedder is not None else "none"
+        self.thresholds = thresholds or THRESHOLDS.get(eid, Thresholds())
+        self.judge_id = f"{VERSION}+{eid}"
+
+    def _sims(self, pairs: Sequence[Pair]) -> list[float | None]:
+        if self.embedder is None or not pairs:
+            return [None] * len(pairs)
+        texts = list(dict.fromkeys(t for a, b in pairs for t in (a.text, b.text)))
+        vecs = np.asarray(self.embedder.embed(texts), dtype=np.float32)
+        row = {t: i for i, t in enumerate(texts)}
+        return [float(vecs[row[a.text]] @ vecs[row[b.text]]) for a, b in pairs]
+
+    def judge(self, pairs: Sequence[Pair]) -> list[Judgement]:
+        """One judgement per pair, in order (the texts are embedded once, in one batch)."""
+        sims = self._sims(pairs)
+        return [self.judge_one(a, b, s) for (a, b), s in zip(pairs, sims, strict=True)]
+
+    def judge_one(self, x: EntryView, y: EntryView, sim: float | None = None) -> Judgement:
+        """The judgement of one pair (either order; the older entry is found by date)."""
+        if x.scope != y.scope:
+            return Judgement(Verdict.UNRELATED, "different scopes: never merged", 1.0)
+        dx, dy = x.created_at[:10], y.created_at[:10]
+        older, newer = (x, y) if dx <= dy else (y, x)
+        a, b = self.analyzer.analyse(older.text), self.analyzer.analyse(newer.text)
+        if dx == dy and (a.change - b.change) and not (b.change - a.change):
+            older, newer, a, b = newer, older, b, a  # one date: the one that says "now" is newer
+        c = compare(a, b, sim)
+        verdict, reason, conf, dated = decide(c, self.thresholds, dx != dy)
+        known = verdict is Verdict.SUPERSEDES or (verdict is Verdict.CONFLICT and dated)
+        return Judgement(verdict, reason, round(conf, 3), newer.id if known else None)
