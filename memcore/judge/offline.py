@@ -243,11 +243,11 @@ def decide(c: Comparison, th: Thresholds, newer_by_date: bool) -> tuple[Verdict,
         strong = [s for s in c.separating if s[0] not in WEAK_KINDS]
         other_diff = len(c.swaps) > 1 or bool(c.vals_a and c.vals_b)
         if strong or other_diff:
-            k, qa, qb = (strong or c.separating)[0]
+            kind, qa, qb = (strong or c.separating)[0]
             v = Verdict.RELATED if topical or framed else Verdict.UNRELATED
-            return v, f"{k} qualifier separates them: {qa} vs {qb}", 0.8, False
+            return v, f"{kind} qualifier separates them: {qa} vs {qb}", 0.8, False
     conflicts = _value_conflicts(c)
-    aligned = [(va, vb, k) for va, vb in conflicts if (k := _swap_of(c, va, vb)) is not None]
+    aligned = [(va, vb, at) for va, vb in conflicts if (at := _swap_of(c, va, vb)) is not None]
     # 2. change wording in the newer entry
     strong_change = c.change - _WEAK_CHANGE
     if c.change and topical:
