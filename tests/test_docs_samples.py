@@ -15,6 +15,8 @@ The convention (docs/architecture.md repeats it for contributors):
   value (see ``TIMESTAMP``). Nothing else is normalised: memcore has no clock override, so the
   samples are chosen among outputs that do not depend on today's date (promotion scores do:
   recency decays).
+- An output line that is only ``…`` stands for any number of lines: for the parts of an output
+  that depend on the date. The rewrite below leaves a sample that still matches as it is.
 - A sample must exit 0, unless its output ends with an ``Error: …`` line; then it must exit
   with the code given in the page as ``(exit N)`` on the line after it, if given, else non-zero.
 
@@ -42,6 +44,9 @@ EXAMPLE = ROOT / "examples" / "workspace"
 SHOWN_ROOT = "/tmp/demo"
 FENCE = re.compile(r"^```console[ \t]*\n(.*?)^```[ \t]*$", re.S | re.M)
 EXIT_LINE = re.compile(r"^\(exit (\d+)\)$")
+#: An output line that is only this stands for any number of lines (output that depends on
+#: the date, e.g. which sessions have been idle long enough for their raw tool traffic).
+ELIDED = "…"
 #: Run ids and ISO timestamps: compared as equal whatever their value (they name the moment the
 #: sample ran, or are random), so a page can show `memcore dream history`, `undo` and a session
 #: dreaming report.
@@ -129,6 +134,15 @@ def run_sample(sample: Sample, root: Path, env: dict[str, str]) -> tuple[int, li
     return result.exit_code, normalise(result.output, root)
 
 
+def _matches(expected: list[str], actual: list[str]) -> bool:
+    """Line by line; an expected line ``…`` stands for any number of actual lines."""
+    if not expected:
+        return not actual
+    if expected[0] == ELIDED:
+        return any(_matches(expected[1:], actual[i:]) for i in range(len(actual) + 1))
+    return bool(actual) and expected[0] == actual[0] and _matches(expected[1:], actual[1:])
+
+
 def _masked(lines: list[str]) -> list[str]:
     return [TIMESTAMP.sub("<time>", x) for x in lines]
 
@@ -169,12 +183,14 @@ def test_console_samples_print_what_the_page_shows(
             expected = [x for x in s.expected if not EXIT_LINE.match(x)]
             exit_note = [x for x in s.expected if EXIT_LINE.match(x)]
             if update:
+                if _matches(_masked(expected), _masked(out)):
+                    out = expected  # unchanged: keep the page's run ids, times and elisions
                 rendered += [*s.raw, *out, *([f"(exit {code})"] if code and exit_note else [])]
                 continue
             problem = check_exit(s, code, out)
             if problem:
                 problems.append(f"`{s.command}` {problem}:\n" + "\n".join(out))
-            if _masked(out) != _masked(expected):
+            if not _matches(_masked(expected), _masked(out)):
                 diff = difflib.unified_diff(expected, out, "page", "actual", lineterm="")
                 problems.append(f"`{s.command}` prints something else:\n" + "\n".join(diff))
         if update:
@@ -195,6 +211,8 @@ def test_sample_parser_reads_commands_outputs_and_pipes() -> None:
     assert [s.command for s in samples] == ["memcore dream --only merge", "echo '[1]' | memcore x"]
     assert samples[0].expected == ["Merges (1):"]
     assert split_command(samples[1].command) == (["x"], "[1]\n")
+    assert _matches(["a", ELIDED, "d"], ["a", "b", "c", "d"]) and _matches(["a", ELIDED], ["a"])
+    assert not _matches(["a", ELIDED, "d"], ["a", "b", "c"])
     assert _masked(["20261201T092440Z-16ac  2026-12-01T09:24:40.043Z  dream/auto"]) == [
         "<time>  <time>  dream/auto"
     ]
