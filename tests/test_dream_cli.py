@@ -36,7 +36,7 @@ Conflicts (1):
 Prune (1):
   [old] — session_state, {age}d old
 
-Proposed: 1 merges, 1 prunes, 1 conflicts. Apply? [Y/n]
+Proposed: 0 promotions, 1 merges, 1 prunes, 1 conflicts. Apply? [Y/n]
 """
 
 
@@ -78,9 +78,9 @@ def test_apply_interactive_answers_and_summary(ws: Workspace) -> None:
     )
     assert res.exit_code == 0, res.output
     assert res.stdout.endswith(
-        "Dream complete — merged: 1, pruned: 1, conflicts resolved: 1, skipped: 0\n"
+        "Dream complete — promoted: 0, merged: 1, pruned: 1, conflicts resolved: 1, skipped: 0\n"
     )
-    assert "Proposed: 1 merges, 1 prunes, 1 conflicts. Apply? [Y/n]" in res.stdout
+    assert "Proposed: 0 promotions, 1 merges, 1 prunes, 1 conflicts. Apply? [Y/n]" in res.stdout
     assert "-- The cache TTL is 300 seconds!" in res.stdout  # the diff
     ids = [e.id for e in parse(ws.memory_md.read_text(encoding="utf-8")).entries]
     assert ids == ["dup1", "portA"]  # B (portA) kept; portB lost
@@ -103,7 +103,8 @@ def test_auto_summary_reminder_history_undo_review(ws: Workspace) -> None:
     res = invoke(ws, "dream", "--auto", "--only", "merge,reconcile,decay,forget")
     assert res.exit_code == 0, res.output
     assert res.stdout == (
-        f"[memcore-dream --auto] workspace={ws.root} merged=1 pruned=1 conflicts_skipped=1\n"
+        f"[memcore-dream --auto] workspace={ws.root} promoted=0 merged=1 pruned=1 "
+        "conflicts_skipped=1\n"
     )
     assert res.stderr.count("wait for review") + res.stderr.count("waits for review") == 1
     hist = json.loads(invoke(ws, "dream", "history", "--json").stdout)
@@ -181,7 +182,7 @@ def test_apply_yes_asks_nothing_and_skipped_conflicts_wait(ws: Workspace) -> Non
     res = invoke(ws, "dream", "--apply", "--yes", "--only", "merge,reconcile,decay,forget")
     assert res.exit_code == 0, res.output
     assert res.stdout.endswith(
-        "Dream complete — merged: 1, pruned: 1, conflicts resolved: 0, skipped: 1\n"
+        "Dream complete — promoted: 0, merged: 1, pruned: 1, conflicts resolved: 0, skipped: 1\n"
     )
     assert "1 item waits for review" in res.stderr
     ids = [e.id for e in parse(ws.memory_md.read_text(encoding="utf-8")).entries]

@@ -46,7 +46,7 @@ def test_undo_restores_the_file_byte_for_byte_and_metadata(ws: Workspace) -> Non
     out = undo_run(ws, now=LATER)
     assert out["runId"] == res["runId"] and out["exact"] and out["restored"] == 2
     assert ws.memory_md.read_text(encoding="utf-8") == BODY
-    assert "Debugging" not in ws.archive_path.read_text(encoding="utf-8")
+    assert not ws.archive_path.exists()  # the run created it: byte for byte, it goes again
     with tables.connect(ws) as conn:
         runs = journal.runs(conn)
         assert runs[0]["kind"] == "undo" and runs[0]["undoOf"] == res["runId"]
@@ -113,9 +113,9 @@ def test_undo_of_memory_set_restores_marker_and_importance(ws: Workspace) -> Non
 
 
 def test_undo_with_nothing_to_undo_or_unknown_run(ws: Workspace) -> None:
-    with pytest.raises(InputError, match="no dream run to undo"):
+    with pytest.raises(InputError, match="no run to undo"):
         undo_run(ws, now=NOW)
-    with pytest.raises(InputError, match="no dream run 'nope'"):
+    with pytest.raises(InputError, match="no run 'nope' in the journal"):
         undo_run(ws, "nope", now=NOW)
 
 
@@ -366,14 +366,22 @@ def test_undo_reports_a_recall_entry_that_left_the_store(ws: Workspace) -> None:
     assert ws.store_path.read_bytes() == store_bytes  # nothing to restore: not rewritten
 
 
-def test_memory_promote_apply_outside_the_cycle_is_not_a_dream_run(ws: Workspace) -> None:
+def test_memory_promote_apply_outside_the_cycle_is_a_run_that_undo_takes_back(
+    ws: Workspace,
+) -> None:
     from memcore.promotion import promote
 
     ws.memory_md.write_text(LONG_TERM, encoding="utf-8")
-    seed(ws, NOW)
-    promote.apply(ws, now=NOW)
-    with pytest.raises(InputError, match="no dream run to undo"):
-        undo_run(ws, now=LATER)
+    key = seed(ws, NOW)
+    store_before = ws.store_path.read_bytes()
+    res = promote.apply(ws, now=NOW)
+    assert res.apply is not None and res.apply["applied"] == 1
+    assert ws.memory_md.read_text(encoding="utf-8") != LONG_TERM
+    out = undo_run(ws, now=LATER)
+    assert out["runId"] == res.apply["runId"] and out["exact"]
+    assert ws.memory_md.read_bytes() == LONG_TERM.encode("utf-8")
+    assert ws.store_path.read_bytes() == store_before
+    assert "promotedAt" not in store_entry(ws, key)
 
 
 def test_reverse_text_drops_an_entry_the_run_added_then_rewrote() -> None:

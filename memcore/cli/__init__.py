@@ -11,7 +11,7 @@ import logging
 import click
 
 from memcore import __version__
-from memcore.cli import dream, gateway, memory, search, sessions
+from memcore.cli import dream, gateway, history, memory, search, sessions
 from memcore.cli.common import CliState
 
 
@@ -38,7 +38,7 @@ def cli(ctx: click.Context, workspace: str | None, verbose: bool) -> None:
     ctx.obj = CliState(workspace)
 
 
-for _module in (memory, search, dream, gateway, sessions):
+for _module in (memory, search, dream, gateway, sessions, history):
     _module.register(cli)
 
 

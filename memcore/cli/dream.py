@@ -173,7 +173,29 @@ def _dream(
     if not ok:
         click.echo(report.CANCELLED)
         return
-    res = cycle.apply_plan(plan, now=now, mode="apply", choices=choices, lock_timeout=lock_timeout)
+    allow_loss = False
+    if not yes:
+        _merges, _deferred, ops, _resolved, _queued = cycle.chosen_ops(plan, "apply", choices)
+        try:
+            cycle.loss_check(plan, ops)
+        except cycle.LossBoundExceeded as exc:
+            click.echo(str(exc).split("; nothing was applied")[0] + ":")
+            by_id = plan.doc.by_id()
+            for eid in exc.affected:
+                e = by_id.get(eid)
+                click.echo(f"  [{eid}] {report.cut(e.text) if e is not None else ''}")
+            if not click.confirm("Apply anyway?", default=False):
+                click.echo(report.CANCELLED)
+                return
+            allow_loss = True
+    res = cycle.apply_plan(
+        plan,
+        now=now,
+        mode="apply",
+        choices=choices,
+        lock_timeout=lock_timeout,
+        allow_loss=allow_loss,
+    )
     if as_json:
         echo_json({**res, "proposals": report.plan_json(plan)})
         return
@@ -186,14 +208,13 @@ def _dream(
 
 def _echo_diff(ws: Any, res: dict[str, Any]) -> None:
     from memcore.dream import report, tables
-    from memcore.journal import runs as journal
+    from memcore.journal import wal
     from memcore.recall import ledger
 
     if not res.get("runId"):
         return
     with tables.connect(ws) as conn:
-        row = journal.get_run(conn, res["runId"])
-        before = journal.before_text(row) if row is not None else None
+        before = wal.memory_before(conn, res["runId"])
     if before is not None:
         click.echo(report.unified_diff(before, ledger.read_memory(ws)), nl=False)
 
@@ -203,43 +224,10 @@ def _echo_diff(ws: Any, res: dict[str, Any]) -> None:
 @json_option
 @handle_errors
 def history_cmd(limit: int, as_json: bool) -> None:
-    """List dream runs (newest first) with their counters."""
-    from memcore.dream import tables
-    from memcore.journal import runs as journal
+    """List every run (newest first); an alias of `memcore history`."""
+    from memcore.cli.history import print_history
 
-    ws = current_workspace()
-    runs: list[dict[str, Any]] = []
-    if ws.db_path.exists():
-        with tables.connect(ws) as conn:
-            runs = journal.runs(conn, limit)
-    if as_json:
-        echo_json({"runs": runs})
-        return
-    if not runs:
-        click.echo("No dream runs yet.")
-        return
-    for r in runs:
-        c = r["counters"]
-        shown = " ".join(
-            f"{k}={v}"
-            for k, v in c.items()
-            if k
-            in (
-                "promoted",
-                "merged",
-                "conflicts",
-                "decayed",
-                "forgotten",
-                "remaining",
-                "restored",
-                "set",
-            )
-        )
-        extra = f" undone by {r['undoneBy']}" if r["undoneBy"] else ""
-        extra += f" (undo of {r['undoOf']})" if r["undoOf"] else ""
-        click.echo(
-            f"{r['runId']}  {r['ranAt']}  {r['kind']}/{r['mode']}  {r['status']}{extra}  {shown}"
-        )
+    print_history(limit, as_json)
 
 
 @dream_group.command("entries")
@@ -286,21 +274,10 @@ def entries_cmd(as_json: bool) -> None:
 @json_option
 @handle_errors
 def undo_cmd(run_id: str | None, as_json: bool) -> None:
-    """Undo a run (default: the latest): entries come back where they were."""
-    from memcore.dream.undo import undo_run
+    """Undo a run (default: the latest); an alias of `memcore undo`."""
+    from memcore.cli.history import do_undo
 
-    ws = current_workspace()
-    res = undo_run(ws, run_id, now=_now())
-    if as_json:
-        echo_json(res)
-        return
-    click.echo(
-        f"Undid run {res['runId']}: {res['changes']} changes reversed, "
-        f"{res['restored']} entries restored (undo run {res['undoRunId']})."
-    )
-    if res.get("recallRestored"):
-        click.echo(f"{len(res['recallRestored'])} promoted recall(s) can be promoted again.")
-    _warn(res.get("warnings", []))
+    do_undo(run_id, as_json, 10.0)
 
 
 @click.command("review")

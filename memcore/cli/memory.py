@@ -236,7 +236,11 @@ def status_cmd(deep: bool, fix: bool, as_json: bool) -> None:
     click.echo(f"Recall path: {ws.store_path}")
     if h.get("updatedAt"):
         click.echo(f"Recall updated: {h['updatedAt']}")
-    click.echo(f"Long-term entries: {st['longTermCount']}")
+    size = st.get("memorySize") or {}
+    click.echo(
+        f"Long-term entries: {st['longTermCount']} · {size.get('chars', 0)} of "
+        f"{size.get('budgetChars', 0)} characters ([memory] budget_chars)"
+    )
     click.echo(f"Lock: {st['lock']} ({ws.lock_path})")
     cadence = f"{st['cron']} ({st['timezone']})" if st["enabled"] else "disabled"
     click.echo(

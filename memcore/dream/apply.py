@@ -2,7 +2,8 @@
 
 The caller holds ``ws.lock()``. Every operation names the entries it touches by id *and* by the
 exact text it saw; when MEMORY.md no longer holds that text (a human edited it after the
-plan), :class:`StalePlan` is raised and nothing is written.
+plan), :class:`StalePlan` is raised and nothing is written. MEMORY.md, the archive and the
+recall store are written by one write-ahead run (:mod:`memcore.journal.wal`).
 """
 
 from __future__ import annotations
@@ -11,15 +12,18 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from memcore.errors import InputError
 from memcore.journal import runs as journal
+from memcore.journal import wal
 from memcore.journal.runs import Change
+from memcore.promotion import promote
 from memcore.recall import ledger
 from memcore.recall.ledger import Meta
-from memcore.workspace.clock import iso_ms
-from memcore.workspace.core import Workspace, atomic_write_text
+from memcore.recall.store import stamped_bytes, sync_mirror
+from memcore.workspace.core import Workspace
 from memcore.workspace.entries import (
     Document,
     Entry,
@@ -71,25 +75,6 @@ Op = MergeOp | RemoveOp | MetaOp
 
 
 @dataclass
-class RecallMark:
-    """One recall-store entry the promote step marked: its key and ``promotedAt`` before
-    (normally None: only unpromoted entries are candidates) and after the run."""
-
-    key: str
-    before: str | None
-    after: str
-
-
-@dataclass
-class PromoteStep:
-    """What the promote step did: entries promoted, and the recall keys it marked promoted
-    (journaled so ``dream undo`` can clear ``promotedAt`` again)."""
-
-    promoted: int
-    marks: list[RecallMark] = field(default_factory=list)
-
-
-@dataclass
 class Applied:
     run_id: str
     before_text: str
@@ -97,20 +82,23 @@ class Applied:
     changes: list[Change] = field(default_factory=list)
     promoted: int = 0
     remaining: int = 0
+    promotion: dict[str, Any] | None = None  # the promote step's outcome
 
 
-def promote_step(ws: Workspace, now: datetime, lock_timeout: float | None) -> PromoteStep:
-    """Run the promote step (``memcore.promote.apply``) and say which recall keys it marked.
+PromoteFn = Callable[[sqlite3.Connection, str], "promote.Prepared"]
 
-    promote.apply stamps each key it applied with ``iso_ms(now)``, and only ever picks entries
-    without ``promotedAt`` (scoring.is_eligible), so the value before is None."""
-    from memcore.promotion import promote
 
-    res = promote.apply(ws, now=now, lock_timeout=lock_timeout)
-    done = res.apply or {}
-    at = iso_ms(now)
-    marks = [RecallMark(c["key"], None, at) for c in done.get("appliedCandidates", [])]
-    return PromoteStep(int(done.get("applied", 0) or 0), marks)
+def promote_step(
+    ws: Workspace, now: datetime
+) -> Callable[[sqlite3.Connection, str], promote.Prepared]:
+    """The dream's promote step: plans the promotion onto the MEMORY.md text it is given
+    (inside the dream's own run: one run writes MEMORY.md, the archive and the store). Over
+    the size budget, every candidate is held back instead of failing the run."""
+
+    def step(conn: sqlite3.Connection, text: str) -> promote.Prepared:
+        return promote.prepare(ws, conn, now=now, text=text, over_budget="hold")
+
+    return step
 
 
 def _same(a: str, b: str) -> bool:
@@ -166,13 +154,16 @@ def apply_ops(
     mode: str,
     counters: dict[str, Any],
     expected_sha1: str | None = None,
-    promote_fn: Callable[[], PromoteStep] | None = None,
+    promote_fn: PromoteFn | None = None,
+    trigger: str = "command",
+    check: Callable[[str, str], None] | None = None,
 ) -> Applied:
-    """Apply ``ops`` (caller holds the lock); journal every change; return what happened.
+    """Apply ``ops`` (caller holds the lock) as one write-ahead run; return what happened.
 
-    ``promote_fn`` runs the promote step first; the entries it appended are journaled as
-    ``add`` changes and the recall keys it marked as ``recall`` changes (step ``promote``,
-    ``promotedAt`` before and after in the metadata columns, not ledger metadata)."""
+    ``promote_fn`` plans the promote step first; the entries it appends are journaled as
+    ``add`` changes and the recall keys it marks as ``recall`` changes (step ``promote``,
+    ``promotedAt`` before and after in the metadata columns, not ledger metadata).
+    ``check(before, after)`` may refuse the run (raise) before anything is written."""
     source = ledger.read_memory(ws)
     if expected_sha1 is not None and content_hash(source) != expected_sha1:
         raise StalePlan(
@@ -181,37 +172,13 @@ def apply_ops(
         )
     changes: list[Change] = []
     promoted = 0
+    prep: promote.Prepared | None = None
+    work_source = source
     if promote_fn is not None:
-        old_ids = {e.id for e in parse(source).entries}
-        step = promote_fn()
-        promoted = step.promoted
-        current = ledger.read_memory(ws)
-        if current != source:
-            for e in parse(current).entries:
-                if e.id not in old_ids:
-                    changes.append(
-                        Change(
-                            "promote",
-                            "add",
-                            e.id,
-                            "promoted from short-term recall",
-                            after_raw=e.raw,
-                        )
-                    )
-        for mark in step.marks:
-            changes.append(
-                Change(
-                    "promote",
-                    "recall",
-                    mark.key,
-                    "marked promoted in the recall store",
-                    before_meta={"promotedAt": mark.before},
-                    after_meta={"promotedAt": mark.after},
-                )
-            )
-        work_source = current
-    else:
-        work_source = source
+        prep = promote_fn(conn, source)
+        promoted = prep.plan.promoted
+        changes.extend(prep.plan.changes)
+        work_source = prep.plan.text
     doc = parse(work_source)
     index = {e.id: i for i, e in enumerate(doc.entries)}
 
@@ -314,33 +281,42 @@ def apply_ops(
             )
             metas_after[op.entry_id] = op.after
     after_text = render(doc, edits) if edits else work_source
-    journal.append_archive(ws, blocks)
-    if after_text != work_source:
-        atomic_write_text(ws.memory_md, after_text)
+    if check is not None:
+        check(source, after_text)
     final = parse(after_text)
-    # First-seen rows for entries the ledger does not know yet (promoted or hand-written).
-    rows = ledger.load_rows(conn, [e.id for e in final.entries])
-    fresh = [ledger.effective(e, None, now) for e in final.entries if e.id not in rows]
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        ledger.save(conn, fresh + list(metas_after.values()))
-        ledger.delete(conn, [d for d in dropped if d not in metas_after])
-        counters = dict(counters, promoted=promoted, remaining=len(final.entries))
-        journal.record_run(
-            conn,
-            run_id=run_id,
-            kind=kind,
-            mode=mode,
-            started=now,
-            finished=now,
-            counters=counters,
-            before_text=source,
-            before_sha1=content_hash(source),
-            after_sha1=content_hash(after_text),
-            changes=changes,
-        )
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    return Applied(run_id, source, after_text, changes, promoted, len(final.entries))
+    writes: dict[Path, bytes | None] = {}
+    if after_text != source:
+        writes[ws.memory_md] = after_text.encode("utf-8")
+    archive = journal.archive_appended(ws, blocks)
+    if archive is not None:
+        writes[ws.archive_path] = archive.encode("utf-8")
+    if prep is not None and prep.plan.marked:
+        writes[ws.store_path] = stamped_bytes(prep.store, now)
+    reinforced = prep.plan.reinforced if prep is not None else []
+    counters = dict(counters, promoted=promoted, remaining=len(final.entries))
+
+    def finish(c: sqlite3.Connection) -> None:
+        # First-seen rows for entries the ledger does not know yet (promoted or hand-written).
+        rows = ledger.load_rows(c, [e.id for e in final.entries])
+        fresh = [ledger.effective(e, None, now) for e in final.entries if e.id not in rows]
+        ledger.save(c, fresh + reinforced + list(metas_after.values()))
+        ledger.delete(c, [d for d in dropped if d not in metas_after])
+
+    wal.commit_run(
+        ws,
+        conn,
+        wal.RunSpec(run_id, kind, mode, now, trigger, counters=counters, changes=changes),
+        writes,
+        finish=finish,
+    )
+    if prep is not None and prep.plan.marked:
+        sync_mirror(ws, prep.store, before=prep.stat, changed=prep.plan.marked)
+    return Applied(
+        run_id,
+        source,
+        after_text,
+        changes,
+        promoted,
+        len(final.entries),
+        prep.plan.outcome if prep is not None else None,
+    )

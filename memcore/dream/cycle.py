@@ -13,17 +13,19 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from datetime import datetime
-from functools import partial
 from typing import Any
 
 from memcore.dream import review as review_mod
 from memcore.dream import tables
-from memcore.dream.apply import Applied, Op, RemoveOp, apply_ops, promote_step
+from memcore.dream.apply import Applied, MergeOp, Op, RemoveOp, apply_ops, promote_step
 from memcore.dream.plan import STEPS, MergeProposal, Plan, build_plan
 from memcore.dream.reconcile import ConflictProposal
+from memcore.dream.settings import consolidation_settings
 from memcore.errors import InputError
 from memcore.journal import runs as journal
+from memcore.promotion.budget import budget_chars, check_growth
 from memcore.workspace.clock import iso_ms, parse_iso, utcnow
+from memcore.workspace.config import load_config
 from memcore.workspace.core import Workspace
 
 #: The result every run reports (one contract for the CLI, the API and the job).
@@ -89,6 +91,74 @@ def conflict_op(c: ConflictProposal, plan: Plan, winner: str) -> RemoveOp:
     )
 
 
+class LossBoundExceeded(InputError):
+    """A run would remove or rewrite more of MEMORY.md than ``max_loss_fraction`` allows."""
+
+    def __init__(self, message: str, affected: list[str]) -> None:
+        super().__init__(message)
+        self.affected = affected
+
+
+#: A run that touches at most this many entries is never refused by the loss bound (so a
+#: small MEMORY.md can still have one duplicate merged).
+LOSS_FLOOR = 3
+
+
+def chosen_ops(
+    plan: Plan, mode: str, choices: dict[int, str] | None = None
+) -> tuple[list[MergeProposal], list[MergeProposal], list[Op], int, list[int]]:
+    """What a run applies: (merges, deferred merges, ops, conflicts resolved, queued
+    conflict indexes)."""
+    choices = choices or {}
+    merges = plan.merges if mode == "apply" else plan.auto_merges()
+    deferred = [] if mode == "apply" else plan.deferred_merges()
+    ops: list[Op] = [m.op for m in merges]
+    resolved = 0
+    queued: list[int] = []
+    for i, c in enumerate(plan.conflicts):
+        choice = choices.get(i, "skip") if mode == "apply" else "skip"
+        if choice in ("a", "b"):
+            ops.append(conflict_op(c, plan, choice))
+            resolved += 1
+        else:
+            queued.append(i)
+    ops.extend(plan.decays)
+    ops.extend(p.op for p in plan.prunes)
+    return merges, deferred, ops, resolved, queued
+
+
+def affected_entries(ops: Sequence[Op]) -> list[str]:
+    """Ids of existing entries the ops remove or rewrite (metadata changes do not count)."""
+    out: list[str] = []
+    for op in ops:
+        if isinstance(op, MergeOp):
+            if op.new_text is not None:
+                out.append(op.keeper_id)
+            out.extend(a for a, _ in op.absorbed)
+        elif isinstance(op, RemoveOp):
+            out.append(op.entry_id)
+    return list(dict.fromkeys(out))
+
+
+def loss_check(plan: Plan, ops: Sequence[Op], fraction: float | None = None) -> None:
+    """Refuse (LossBoundExceeded) a run that removes or rewrites more than
+    ``[consolidation] max_loss_fraction`` of MEMORY.md's existing entries."""
+    if fraction is None:
+        fraction = consolidation_settings(load_config(plan.ws)).max_loss_fraction
+    affected = affected_entries(ops)
+    existing = len(plan.doc.entries)
+    if len(affected) <= max(LOSS_FLOOR, fraction * existing):
+        return
+    shown = ", ".join(affected[:10]) + (", …" if len(affected) > 10 else "")
+    raise LossBoundExceeded(
+        f"this run would remove or rewrite {len(affected)} of {existing} MEMORY.md entries "
+        f"({len(affected) / max(existing, 1):.0%}), more than [consolidation] "
+        f"max_loss_fraction = {fraction:g}; nothing was applied (entries: {shown}). "
+        "Allowed: a larger max_loss_fraction, or memcore dream --apply to confirm the list",
+        affected,
+    )
+
+
 def apply_plan(
     plan: Plan,
     *,
@@ -96,30 +166,25 @@ def apply_plan(
     mode: str,
     choices: dict[int, str] | None = None,
     lock_timeout: float = 10.0,
+    trigger: str = "command",
+    allow_loss: bool = False,
 ) -> dict[str, Any]:
     """Apply ``plan`` (``mode`` "apply": every merge plus the conflicts answered in ``choices``,
     index -> "a"/"b"/"skip"; ``mode`` "auto": safe merges only, conflicts queued for review).
 
-    Refuses with StalePlan, changing nothing, when MEMORY.md changed since the plan.
+    Refuses with StalePlan, changing nothing, when MEMORY.md changed since the plan; with
+    LossBoundExceeded when it would remove or rewrite too much (unless ``allow_loss``, which
+    the interactive ``--apply`` passes after showing the list); with InputError when it
+    would take MEMORY.md past its size budget.
     """
     ws = plan.ws
     started = time.perf_counter()
-    choices = choices or {}
     run_id = journal.new_run_id(now)
-    merges = plan.merges if mode == "apply" else plan.auto_merges()
-    deferred = [] if mode == "apply" else plan.deferred_merges()
-    ops: list[Op] = [m.op for m in merges]
-    resolved = 0
+    merges, deferred, ops, resolved, queued = chosen_ops(plan, mode, choices)
+    if not allow_loss:
+        loss_check(plan, ops)
     queue: list[tuple[str, dict[str, Any]]] = [("merge", merge_payload(m, plan)) for m in deferred]
-    for i, c in enumerate(plan.conflicts):
-        choice = choices.get(i, "skip") if mode == "apply" else "skip"
-        if choice in ("a", "b"):
-            ops.append(conflict_op(c, plan, choice))
-            resolved += 1
-        else:
-            queue.append(("conflict", conflict_payload(c, plan)))
-    ops.extend(plan.decays)
-    ops.extend(p.op for p in plan.prunes)
+    queue += [("conflict", conflict_payload(plan.conflicts[i], plan)) for i in queued]
     counters = {
         "merged": sum(len(m.absorbed) for m in merges),
         "conflicts": len(plan.conflicts),
@@ -131,7 +196,8 @@ def apply_plan(
     }
     promote_fn = None
     if "promote" in plan.steps and plan.promotions:
-        promote_fn = partial(promote_step, ws, now, lock_timeout)
+        promote_fn = promote_step(ws, now)
+    budget = budget_chars(ws)
     with ws.lock(lock_timeout), tables.connect(ws) as conn:
         applied = apply_ops(
             ws,
@@ -144,6 +210,8 @@ def apply_plan(
             counters=counters,
             expected_sha1=plan.sha1,
             promote_fn=promote_fn,
+            trigger=trigger,
+            check=lambda before, after: check_growth(before, after, budget),
         )
         review_mod.queue(conn, queue, run_id, now)
         waiting = review_mod.pending_count(conn)
@@ -159,6 +227,7 @@ def _result(
     waiting: int,
     mode: str,
 ) -> dict[str, Any]:
+    promotion = (applied.promotion if applied else None) or {}
     out = {
         "promoted": applied.promoted if applied else len(plan.promotions),
         "merged": counters["merged"],
@@ -179,7 +248,19 @@ def _result(
         "reviewPending": waiting,
         "backend": plan.backend,
         "threshold": plan.threshold,
-        "warnings": plan.warnings,
+        "warnings": plan.warnings
+        + [
+            f"promotion of {h['key']} held back: {h['reason']}"
+            for h in promotion.get("heldBack", [])
+        ],
+        "promotion": {
+            "appended": promotion.get("appended", 0),
+            "reinforced": promotion.get("reinforcedExisting", []),
+            "heldBack": promotion.get("heldBack", []),
+            "skipped": promotion.get("skipped", []),
+        }
+        if applied
+        else None,
     }
     return out
 
@@ -219,6 +300,7 @@ def run_cycle(
     steps: Sequence[str] = STEPS,
     lock_timeout: float = 10.0,
     keep_plan: bool = False,
+    trigger: str = "command",
 ) -> dict[str, Any]:
     """Run the whole cycle unattended (``auto``) or just report it (``preview``).
 
@@ -239,7 +321,7 @@ def run_cycle(
     with ws.lock(lock_timeout):  # one lock for plan and apply (the filelock is reentrant)
         with tables.connect(ws) as conn:
             plan = build_plan(ws, now=now, steps=steps, conn=conn, write_cache=True)
-        out = apply_plan(plan, now=now, mode="auto", lock_timeout=lock_timeout)
+        out = apply_plan(plan, now=now, mode="auto", lock_timeout=lock_timeout, trigger=trigger)
     out["durationMs"] = round((time.perf_counter() - started) * 1000, 1)
     if keep_plan:
         out["plan"] = plan

@@ -1,6 +1,13 @@
 """The ``consolidate`` scheduler job: checked at startup and every 30 minutes, it runs the cycle
 unattended (``--auto``) when ``[consolidation] enabled`` and ``interval_hours`` have passed since
-the last run (state in memcore.sqlite: the scheduler's and ``memcore dream``'s own runs)."""
+the last run (state in memcore.sqlite: the scheduler's and ``memcore dream``'s own runs).
+
+It never promotes: promotion runs on the dreaming mode's cron only (the ``promote`` job). On a
+workspace it has never run on, the first run is scheduled ``interval_hours`` after the gateway
+first saw it, never at once: a gateway's first start applies nothing. Unattended runs apply
+only what is safe (lossless merges, retention prunes, decay); conflicts and detail-losing
+merges go to the review queue, and a run over ``max_loss_fraction`` is refused whole.
+"""
 
 from __future__ import annotations
 
@@ -21,20 +28,16 @@ def _next_due(ws: Workspace, now: datetime, state: JobState) -> datetime | None:
         return None  # disabled, or no long-term memory yet (re-checked at every tick)
     last = max((t for t in (state.last_run_at, last_run_at(ws)) if t is not None), default=None)
     if last is None:
-        return now
+        last = state.created_at or now  # first sight: the first run is one interval away
     return last + timedelta(hours=s.interval_hours)
 
 
 def _run(ws: Workspace, now: datetime) -> dict[str, Any]:
     from memcore.dream.cycle import RESULT_KEYS, run_cycle
     from memcore.dream.plan import STEPS
-    from memcore.workspace.config import dreaming_settings, load_config
 
-    # Unattended runs promote only when dreaming is on: mode "off" disables automatic
-    # promotion (manual `memcore dream` and "Dream now" still promote with core's gates).
-    auto_promote = dreaming_settings(load_config(ws)).enabled
-    steps = STEPS if auto_promote else tuple(s for s in STEPS if s != "promote")
-    res = run_cycle(ws, now=now, mode="auto", steps=steps)
+    steps = tuple(s for s in STEPS if s != "promote")  # promotion is the promote job's
+    res = run_cycle(ws, now=now, mode="auto", steps=steps, trigger="schedule")
     return {k: res[k] for k in (*RESULT_KEYS, "runId", "reviewPending")}
 
 
@@ -43,7 +46,8 @@ CONSOLIDATE_JOB = register_job(
         name="consolidate",
         next_due=_next_due,
         run=_run,
-        description="merge, reconcile, decay and forget MEMORY.md entries (dream --auto)",
+        description="merge, reconcile, decay and forget MEMORY.md entries (dream --auto, "
+        "no promotion)",
         poll_seconds=1800,
     )
 )

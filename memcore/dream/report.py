@@ -51,24 +51,41 @@ def report_lines(plan: Plan, *, with_prompt: bool = True) -> list[str]:
 
 
 def proposed_line(plan: Plan) -> str:
+    """The question: every kind of change the run makes, promotions included."""
     return (
-        f"Proposed: {len(plan.merges)} merges, {len(plan.prunes)} prunes, "
-        f"{len(plan.conflicts)} conflicts. Apply? [Y/n]"
+        f"Proposed: {len(plan.promotions)} promotions, {len(plan.merges)} merges, "
+        f"{len(plan.prunes)} prunes, {len(plan.conflicts)} conflicts. Apply? [Y/n]"
     )
 
 
 def complete_line(result: dict[str, Any]) -> str:
-    return (
-        f"Dream complete — merged: {result['merged']}, pruned: {result['forgotten']}, "
-        f"conflicts resolved: {result['conflictsResolved']}, skipped: {result['conflictsSkipped']}"
+    line = (
+        f"Dream complete — promoted: {result['promoted']}, merged: {result['merged']}, "
+        f"pruned: {result['forgotten']}, conflicts resolved: {result['conflictsResolved']}, "
+        f"skipped: {result['conflictsSkipped']}"
     )
+    return line + _held_back(result)
 
 
 def auto_line(workspace: str, result: dict[str, Any]) -> str:
-    return (
-        f"[memcore-dream --auto] workspace={workspace} merged={result['merged']} "
-        f"pruned={result['forgotten']} conflicts_skipped={result['conflictsSkipped']}"
+    line = (
+        f"[memcore-dream --auto] workspace={workspace} promoted={result['promoted']} "
+        f"merged={result['merged']} pruned={result['forgotten']} "
+        f"conflicts_skipped={result['conflictsSkipped']}"
     )
+    return line + _held_back(result, auto=True)
+
+
+def _held_back(result: dict[str, Any], auto: bool = False) -> str:
+    promotion = result.get("promotion") or {}
+    held = len(promotion.get("heldBack") or [])
+    reinforced = len(promotion.get("reinforced") or [])
+    out = ""
+    if reinforced:
+        out += f" reinforced={reinforced}" if auto else f", reinforced: {reinforced}"
+    if held:
+        out += f" held_back={held}" if auto else f", held back (budget): {held}"
+    return out
 
 
 def reminder_line(waiting: int) -> str:

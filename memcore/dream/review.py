@@ -110,16 +110,20 @@ def mark(
     )
 
 
-def resolve(ws: Workspace, item_id: int, choice: str, *, now: datetime) -> dict[str, Any]:
+def resolve(
+    ws: Workspace, item_id: int, choice: str, *, now: datetime, trigger: str = "command"
+) -> dict[str, Any]:
     """Settle one item: conflicts take ``a``/``b``/``skip``; merges ``apply``/``reject``/``skip``.
 
     ``skip`` leaves it waiting; ``reject`` dismisses a merge; the others apply a journaled run.
     An item whose entries changed since it was queued is marked obsolete and changes nothing.
     """
-    return _resolve(ws, item_id, choice.strip().lower(), now=now)
+    return _resolve(ws, item_id, choice.strip().lower(), now=now, trigger=trigger)
 
 
-def _resolve(ws: Workspace, item_id: int, choice: str, *, now: datetime) -> dict[str, Any]:
+def _resolve(
+    ws: Workspace, item_id: int, choice: str, *, now: datetime, trigger: str
+) -> dict[str, Any]:
     """Apply a review decision as its own journaled run (see :func:`resolve`)."""
     from memcore.dream.apply import MergeOp, Op, RemoveOp, StalePlan, apply_ops
     from memcore.journal import runs as journal
@@ -182,6 +186,7 @@ def _resolve(ws: Workspace, item_id: int, choice: str, *, now: datetime) -> dict
                 kind="review",
                 mode="review",
                 counters=counters,
+                trigger=trigger,
             )
         except StalePlan:
             mark(conn, item_id, "obsolete", choice, now)

@@ -14,16 +14,16 @@ from typing import Any
 from memcore.dream import tables
 from memcore.errors import InputError
 from memcore.journal import runs as journal
+from memcore.journal import wal
 from memcore.journal.runs import Change
 from memcore.recall import ledger
-from memcore.workspace.core import Workspace, atomic_write_text
+from memcore.workspace.core import Workspace
 from memcore.workspace.entries import (
     SCOPES,
     TYPES,
     Document,
     Entry,
     body_of,
-    content_hash,
     entry_raw,
     eol_of,
     marker_attrs_for,
@@ -57,6 +57,7 @@ def set_entry(
     pinned: bool | None = None,
     type: str | None = None,
     scope: str | None = None,
+    trigger: str = "command",
 ) -> dict[str, Any]:
     """Change one entry's metadata; returns the entry's id and metadata after."""
     if importance is not None and not 0.0 <= importance <= 1.0:
@@ -103,26 +104,19 @@ def set_entry(
                 after_meta=after_meta.to_json(),
             )
         )
-        if text != source:
-            atomic_write_text(ws.memory_md, text)
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            ledger.save(conn, [after_meta])
-            journal.record_run(
-                conn,
-                run_id=journal.new_run_id(now),
-                kind="set",
-                mode="set",
-                started=now,
-                finished=now,
+        wal.commit_run(
+            ws,
+            conn,
+            wal.RunSpec(
+                journal.new_run_id(now),
+                "set",
+                "set",
+                now,
+                trigger,
                 counters={"set": 1},
-                before_text=source,
-                before_sha1=content_hash(source),
-                after_sha1=content_hash(text),
                 changes=changes,
-            )
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
+            ),
+            {ws.memory_md: text.encode("utf-8")} if text != source else {},
+            finish=lambda c: ledger.save(c, [after_meta]),
+        )
     return {"id": e.id, **after_meta.to_json()}

@@ -30,6 +30,7 @@ class ConsolidationSettings:
     forget_days: float = 180.0
     forget_below_importance: float = 0.15
     embedder: str = "hashing"
+    max_loss_fraction: float = 0.25  # a run removing/rewriting more of MEMORY.md is refused
     retention: dict[str, int | None] = field(default_factory=lambda: dict(DEFAULT_RETENTION))
 
     def threshold_for(self, backend_id: str, backend_default: float) -> float:
@@ -65,6 +66,7 @@ def consolidation_settings(cfg: Config) -> ConsolidationSettings:
         forget_days=forget,
         forget_below_importance=get_number(cfg, t, "forget_below_importance", 0.15, lo=0.01, hi=1),
         embedder=embedder.lower(),
+        max_loss_fraction=get_number(cfg, t, "max_loss_fraction", 0.25, lo=0.01, hi=1),
         retention=retention_settings(cfg),
     )
 

@@ -1,6 +1,7 @@
-"""``memcore dream undo``: put a run's changes back, or refuse without changing anything.
+"""``memcore undo``: put a run's changes back, or refuse without changing anything.
 
-When MEMORY.md is exactly what the run left, its text before the run comes back byte for byte.
+Any run can be undone: promote, dream, review decisions, ``memory set``, restores, undos.
+When a file is exactly what the run left, its bytes from before the run come back.
 Otherwise each change is reversed on its own: rewritten entries must still hold the run's text,
 removed entries come back after the entry that preceded them (or at the top of their
 section), added entries go if unchanged. Any later edit in the way is a conflict: the undo is
@@ -16,16 +17,18 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from memcore.dream import tables
 from memcore.errors import InputError
 from memcore.journal import runs as journal
+from memcore.journal import wal
 from memcore.journal.runs import Change
 from memcore.recall import ledger
 from memcore.recall import mirror as recall_index
-from memcore.recall.store import read_store, write_store
-from memcore.workspace.core import Workspace, atomic_write_text
+from memcore.recall.store import read_store, stamped_bytes, sync_mirror
+from memcore.workspace.core import Workspace
 from memcore.workspace.entries import Document, content_hash, insert_at, parse, render
 
 #: Heading of the section ``memcore.promote`` appends (kept in step with promote.SECTION_PREFIX).
@@ -196,15 +199,6 @@ def _plan_recall(
             )
         else:
             restore.append(c)
-    return store, stat, restore, kept
-
-
-def _restore_recall(
-    ws: Workspace, store: Any, stat: recall_index.Stat, restore: list[Change], now: datetime
-) -> None:
-    """Put the previous ``promotedAt`` back on ``restore``'s keys; one atomic store write."""
-    if not restore:
-        return
     for c in restore:
         entry = store.entries[c.entry_id]
         previous = (c.before_meta or {}).get("promotedAt")
@@ -212,121 +206,221 @@ def _restore_recall(
             entry.pop("promotedAt", None)
         else:
             entry["promotedAt"] = previous
-    write_store(ws, store, now, before=stat, changed=[c.entry_id for c in restore])
+    return store, stat, restore, kept
 
 
-def undo_run(
-    ws: Workspace, run_id: str | None = None, *, now: datetime, lock_timeout: float = 10.0
-) -> dict[str, Any]:
-    """Undo ``run_id`` (default: the latest applied run). Returns what was restored."""
-    with ws.lock(lock_timeout), tables.connect(ws) as conn:
-        rid = run_id or journal.latest_undoable(conn)
-        if rid is None:
-            raise InputError("no dream run to undo (memcore dream history lists runs)")
-        row = journal.get_run(conn, rid)
-        if row is None:
-            raise InputError(f"no dream run {rid!r} (memcore dream history lists runs)")
-        if row["kind"] == "undo":
-            raise InputError(f"run {rid} is an undo; run memcore dream again instead")
-        if row["status"] == "undone":
-            raise InputError(f"run {rid} was already undone by {row['undone_by']}")
-        changes = journal.changes_of(conn, rid)
-        source = ledger.read_memory(ws)
-        before = journal.before_text(row)
-        if content_hash(source) == row["after_sha1"] and before is not None:
-            text = before
-        else:
-            text = reverse_text(source, changes, before)
-        marks = [c for c in changes if c.action == "recall"]
-        store, stat, recall_back, recall_kept = _plan_recall(ws, marks, now)
-        back_keys = {c.entry_id for c in recall_back}
-        inverse: list[Change] = []
-        for c in changes:
-            if c.action == "recall":
-                if c.entry_id in back_keys:
-                    inverse.append(
-                        Change(
-                            "undo",
-                            "recall",
-                            c.entry_id,
-                            f"undo of {rid}",
-                            before_meta=c.after_meta,
-                            after_meta=c.before_meta,
-                        )
-                    )
-                continue
-            if c.action in ("remove", "modify", "add"):
+def _entries_differing(after: str, current: str) -> list[str]:
+    """Ids of entries that differ between the run's after-image and MEMORY.md now."""
+    a = {e.id: e.raw.rstrip("\r\n") for e in parse(after).entries}
+    b = {e.id: e.raw.rstrip("\r\n") for e in parse(current).entries}
+    return sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k))
+
+
+def _inverse(rid: str, changes: list[Change], back_keys: set[str]) -> list[Change]:
+    inverse: list[Change] = []
+    for c in changes:
+        if c.action == "recall":
+            if c.entry_id in back_keys:
                 inverse.append(
                     Change(
                         "undo",
-                        {"remove": "add", "add": "remove", "modify": "modify"}[c.action],
-                        c.entry_id,
-                        f"undo of {rid}",
-                        before_raw=c.after_raw,
-                        after_raw=c.before_raw,
-                        anchor=c.anchor,
-                    )
-                )
-            if c.before_meta is not None or c.action in ("meta", "add"):
-                inverse.append(
-                    Change(
-                        "undo",
-                        "meta",
+                        "recall",
                         c.entry_id,
                         f"undo of {rid}",
                         before_meta=c.after_meta,
                         after_meta=c.before_meta,
                     )
                 )
+            continue
+        if c.action in ("remove", "modify", "add"):
+            inverse.append(
+                Change(
+                    "undo",
+                    {"remove": "add", "add": "remove", "modify": "modify"}[c.action],
+                    c.entry_id,
+                    f"undo of {rid}",
+                    before_raw=c.after_raw,
+                    after_raw=c.before_raw,
+                    anchor=c.anchor,
+                )
+            )
+        if c.before_meta is not None or c.action in ("meta", "add"):
+            inverse.append(
+                Change(
+                    "undo",
+                    "meta",
+                    c.entry_id,
+                    f"undo of {rid}",
+                    before_meta=c.after_meta,
+                    after_meta=c.before_meta,
+                )
+            )
+    return inverse
+
+
+def _check_run(conn: Any, rid: str | None) -> Any:
+    if rid is None:
+        raise InputError("no run to undo (memcore history lists the runs)")
+    row = journal.get_run(conn, rid)
+    if row is None:
+        raise InputError(
+            f"no run {rid!r} in the journal; allowed: a run id that memcore history lists"
+        )
+    if row["status"] == "undone":
+        raise InputError(f"run {rid} was already undone by {row['undone_by']}")
+    if row["status"] == "rolled_back":
+        raise InputError(f"run {rid} was interrupted and rolled back; there is nothing to undo")
+    if row["status"] != "applied":
+        raise InputError(f"run {rid} is {row['status']}; only applied runs can be undone")
+    return row
+
+
+def undo_run(
+    ws: Workspace,
+    run_id: str | None = None,
+    *,
+    now: datetime,
+    lock_timeout: float = 10.0,
+    trigger: str = "command",
+) -> dict[str, Any]:
+    """Undo ``run_id`` (default: the latest applied run) as a write-ahead run of its own.
+
+    Per file, a three-way check: a file that is exactly what the run left gets its bytes
+    from before the run back; MEMORY.md edited since has the run's entry changes reversed
+    one by one (refused, naming the entries, when an edit is in the way); the recall store has
+    each ``promotedAt`` the run set put back where it is still the run's; the archive loses
+    the run's blocks; any other file edited since refuses the undo. Undoing an undo (a redo)
+    and undoing a restore need every file unchanged since."""
+    with ws.lock(lock_timeout), tables.connect(ws) as conn:
+        rid = run_id or journal.latest_undoable(conn)
+        row = _check_run(conn, rid)
+        assert rid is not None
+        changes = journal.changes_of(conn, rid)
+        images = {img.path: img for img in wal.file_images(conn, rid)}
+        legacy = not images and row["before_text"] is not None
+        whole = row["kind"] in ("undo", "restore")
+        writes: dict[Path, bytes | None] = {}
+        exact: list[bool] = []
+        problems: list[str] = []
+        source = ledger.read_memory(ws)
+        mem = images.pop(wal.MEMORY_MD, None)
+        before = wal.memory_before(conn, rid)
+        if mem is not None and _restorable(conn, ws.memory_md, mem):
+            writes[ws.memory_md] = wal.get_blob(conn, mem.before_sha1)
+            exact.append(True)
+        elif legacy and content_hash(source) == row["after_sha1"] and before is not None:
+            writes[ws.memory_md] = before.encode("utf-8")
+            exact.append(True)
+        elif mem is not None or legacy:
+            exact.append(False)
+            after_image = wal.image_text(conn, mem.after_sha1) if mem is not None else None
+            if whole:
+                names = _entries_differing(after_image or "", source)
+                problems.append(
+                    "MEMORY.md was edited after the run ("
+                    + (", ".join(names[:5]) or "text outside entries")
+                    + ")"
+                )
+            else:
+                try:
+                    writes[ws.memory_md] = reverse_text(source, changes, before).encode("utf-8")
+                except UndoConflict as exc:
+                    raise UndoConflict(str(exc)) from None
+        archive_rel = wal.rel_path(ws, ws.archive_path)
+        arc = images.pop(archive_rel, None)
+        if arc is not None and _restorable(conn, ws.archive_path, arc):
+            writes[ws.archive_path] = wal.get_blob(conn, arc.before_sha1)
+        else:
+            trimmed = journal.archive_without(ws, rid)
+            if trimmed is not None:
+                writes[ws.archive_path] = trimmed.encode("utf-8")
+        store_rel = wal.rel_path(ws, ws.store_path)
+        st = images.pop(store_rel, None)
+        marks = [c for c in changes if c.action == "recall"]
+        store: Any = None
+        stat: recall_index.Stat = None
+        exact_store = st is not None and _restorable(conn, ws.store_path, st)
+        if st is not None and exact_store:
+            writes[ws.store_path] = wal.get_blob(conn, st.before_sha1)
+            recall_back, recall_kept = marks, []
+            stat = recall_index.file_stat(ws)
+        else:
+            store, stat, recall_back, recall_kept = _plan_recall(ws, marks, now)
+            if recall_back:
+                writes[ws.store_path] = stamped_bytes(store, now)
+        for rel, img in images.items():
+            path = wal.abs_path(ws, rel)
+            if _restorable(conn, path, img):
+                writes[path] = wal.get_blob(conn, img.before_sha1)
+            else:
+                problems.append(f"{rel} was changed after the run")
+        if problems:
+            raise UndoConflict(
+                f"cannot undo run {rid}: " + "; ".join(problems) + ". Nothing was changed."
+            )
+        back_keys = {c.entry_id for c in recall_back}
         undo_id = journal.new_run_id(now)
         restored = sum(1 for c in changes if c.action == "remove")
-        if text != source:
-            atomic_write_text(ws.memory_md, text)
-        _restore_recall(ws, store, stat, recall_back, now)
-        journal.remove_archived(ws, rid)
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            for c in reversed(changes):
-                if c.action == "recall":
-                    continue  # recall-store state, restored above
-                if c.action == "add":
-                    ledger.restore(conn, c.entry_id, None)
-                elif c.before_meta is not None:
-                    ledger.restore(conn, c.entry_id, c.before_meta)
-            journal.record_run(
-                conn,
-                run_id=undo_id,
-                kind="undo",
-                mode="undo",
-                started=now,
-                finished=now,
-                counters={
-                    "restored": restored,
-                    "changes": len(changes),
-                    "recallRestored": len(recall_back),
-                    "recallKept": len(recall_kept),
-                },
-                before_text=source,
-                before_sha1=content_hash(source),
-                after_sha1=content_hash(text),
-                changes=inverse,
-                undo_of=rid,
-            )
-            conn.execute(
+        counters = {
+            "restored": restored,
+            "changes": len(changes),
+            "recallRestored": len(recall_back),
+            "recallKept": len(recall_kept),
+        }
+
+        def finish(c: Any) -> None:
+            for ch in reversed(changes):
+                if ch.action == "recall":
+                    continue  # recall-store state, restored in the file
+                if ch.action == "add":
+                    ledger.restore(c, ch.entry_id, None)
+                elif ch.before_meta is not None:
+                    ledger.restore(c, ch.entry_id, ch.before_meta)
+            c.execute(
                 "UPDATE dream_runs SET status = 'undone', undone_by = ? WHERE run_id = ?",
                 (undo_id, rid),
             )
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
+            if row["kind"] == "undo" and row["undo_of"]:
+                c.execute(
+                    "UPDATE dream_runs SET status = 'applied', undone_by = NULL WHERE run_id = ?",
+                    (row["undo_of"],),
+                )
+
+        written = wal.commit_run(
+            ws,
+            conn,
+            wal.RunSpec(
+                undo_id,
+                "undo",
+                "undo",
+                now,
+                trigger,
+                counters=counters,
+                changes=_inverse(rid, changes, back_keys),
+                undo_of=rid,
+            ),
+            writes,
+            finish=finish,
+        )
+        if exact_store:
+            store = read_store(ws, now=now, normalize=False)
+        if store is not None and (recall_back or exact_store):
+            sync_mirror(ws, store, before=stat, changed=sorted(back_keys))
     return {
         "runId": rid,
         "undoRunId": undo_id,
         "restored": restored,
         "changes": len(changes),
-        "exact": text == before,
+        "exact": bool(exact) and all(exact),
+        "files": written,
         "recallRestored": [c.entry_id for c in recall_back],
         "recallKept": recall_kept,
         "warnings": [f"recall entry {k['key']} stays as it is: {k['reason']}" for k in recall_kept],
     }
+
+
+def _restorable(conn: Any, path: Path, img: wal.FileImage) -> bool:
+    """The file is exactly what the run left and its preimage is still kept."""
+    return wal.sha1_of(wal.read_bytes(path)) == img.after_sha1 and wal.has_blob(
+        conn, img.before_sha1
+    )

@@ -185,7 +185,7 @@ def dream_now(ws: Workspace, now: datetime) -> dict[str, Any]:
     and return its stats: the cycle's result keys plus its other scalar counters."""
     from memcore.dream.cycle import RESULT_KEYS, run_cycle
 
-    stats = run_cycle(ws, now=now, mode="auto")
+    stats = run_cycle(ws, now=now, mode="auto", trigger="page")
     out: dict[str, Any] = {k: stats[k] for k in RESULT_KEYS}
     for k, v in stats.items():  # runId, reviewPending, ...
         if isinstance(v, int | float | str | bool) or v is None:
@@ -226,7 +226,7 @@ def resolve_review(ws: Workspace, item: int, choice: str, now: datetime) -> dict
     """Settle one review item (``memcore.dream.review.resolve``); InputError on a bad choice."""
     from memcore.dream import review
 
-    return review.resolve(ws, item, choice, now=now)
+    return review.resolve(ws, item, choice, now=now, trigger="page")
 
 
 _health_cache: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {}

@@ -196,7 +196,9 @@ async def promote_route(gw: Gateway, request: Request) -> Response:
 
     def run(ws: Any, now: Any) -> dict[str, Any]:
         settings, _ = api.settings_or_default(ws)
-        full.update(promote.apply(ws, now=now, limit=limit, settings=settings).to_json())
+        full.update(
+            promote.apply(ws, now=now, limit=limit, settings=settings, trigger="page").to_json()
+        )
         return api.promote_counters(full)
 
     job = schedule.Job("promote", lambda *a: None, run, hold_lock=False)
@@ -323,10 +325,27 @@ async def page(gw: Gateway, request: Request) -> Response:
             f"{_utc_text(nxt['utc'])} · {nxt['timezone']}" if nxt else "mode is off"
         ),
         "mode": html.escape(str(st.get("mode"))),
+        "memory_size": html.escape(memory_size_text(st.get("memorySize") or {})),
+        "next_jobs": html.escape(next_jobs_text(st.get("jobs") or {})),
         "version": __version__,
     }
     text = Template(_asset("dreams.html")).safe_substitute(values)
     return HTMLResponse(text, headers={**SECURITY_HEADERS, "Content-Security-Policy": PAGE_CSP})
+
+
+def memory_size_text(size: dict[str, Any]) -> str:
+    """``12345 / 20000 chars`` (the page's JS writes the same)."""
+    over = " (over budget)" if size.get("overBudget") else ""
+    return f"{size.get('chars', 0)} / {size.get('budgetChars', 0)} chars{over}"
+
+
+def next_jobs_text(jobs: dict[str, Any]) -> str:
+    """The next run of every scheduled job: ``promote 2026-11-30 03:00 UTC · consolidate …``."""
+    parts = []
+    for name, j in sorted(jobs.items()):
+        nxt = j.get("nextRunAt")
+        parts.append(f"{name} {_utc_text(nxt['utc']) if nxt else 'not scheduled'}")
+    return " · ".join(parts)
 
 
 def _local_text(iso: str | None) -> str:

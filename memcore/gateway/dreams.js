@@ -88,6 +88,12 @@
   function renderStatus(s) {
     text($("short-term"), s.shortTermCount);
     text($("long-term"), s.longTermCount);
+    const size = s.memorySize || {};
+    text($("memory-size"),
+      `${size.chars || 0} / ${size.budgetChars || 0} chars${size.overBudget ? " (over budget)" : ""}`);
+    const jobs = Object.entries(s.jobs || {}).sort(([a], [b]) => a.localeCompare(b));
+    text($("next-jobs"), jobs.map(([name, j]) =>
+      `${name} ${j.nextRunAt ? utcTime(j.nextRunAt.utc) : "not scheduled"}`).join(" · "));
     text($("promoted"), s.promotedTotal);
     text($("promoted-today"), s.promotedToday);
     const next = s.nextRunAt;

@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 from memcore.errors import MemcoreError
 from memcore.gateway.workspaces import Served
+from memcore.journal import wal
 from memcore.schedule import jobs as schedule
 from memcore.schedule.jobs import Job, RunOutcome
 from memcore.workspace.clock import iso_ms, utcnow
@@ -110,6 +111,8 @@ class Scheduler:
         self.started_at = self.clock()
         for s in self.served:
             try:
+                if await asyncio.to_thread(wal.recover_pending, s.ws):
+                    log.warning("interrupted run rolled back workspace=%s", s.ws.root)
                 n = await asyncio.to_thread(schedule.mark_interrupted, s.ws, self.started_at)
             except Exception as exc:
                 self.errors[s.name] = str(exc)

@@ -1,10 +1,14 @@
 """The run journal in ``memcore.sqlite`` and the archive file ``memory/.dreams/archive.md``.
 
-Every applied change is a row of ``dream_changes``: run id, step, action, reason, the entry's
-text and metadata before and after, and where it stood (the previous entry's id, its section,
-its line), so ``memcore dream undo`` can put it back. A run keeps MEMORY.md's hash before and
-after and the text before (compressed): when nothing changed since, undo restores that text
-byte for byte.
+Every change memcore makes to a user's file is a run (``dream_runs``): its kind (promote,
+dream, review, set, undo, restore, ...), what triggered it (``command``, ``schedule``,
+``page``, ``mcp``), its status (``pending`` while its files are being written, then
+``applied``, ``undone`` or ``rolled_back``), and its entry-level changes (``dream_changes``:
+step, action, reason, the entry's text and metadata before and after, and where it stood),
+so ``memcore undo`` can put entries back even after later edits. The full bytes of every file
+a run touches, before and after, are kept compressed and content-addressed
+(``journal_blobs``, ``journal_files``; see :mod:`memcore.journal.wal`), and the last versions
+of MEMORY.md are listed in ``memory_versions``.
 The promote step also journals the recall keys it marked ``promotedAt`` (action ``recall``),
 so undo can make them promotable again.
 """
@@ -21,7 +25,7 @@ from datetime import datetime
 from typing import Any
 
 from memcore.workspace.clock import iso_ms
-from memcore.workspace.core import Workspace, atomic_write_text, read_text_checked
+from memcore.workspace.core import Workspace, read_text_checked
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS dream_runs (
@@ -36,7 +40,8 @@ CREATE TABLE IF NOT EXISTS dream_runs (
     after_sha1 TEXT,
     before_text BLOB,
     undo_of TEXT,
-    undone_by TEXT
+    undone_by TEXT,
+    trigger TEXT NOT NULL DEFAULT 'command'
 );
 CREATE TABLE IF NOT EXISTS dream_changes (
     run_id TEXT NOT NULL,
@@ -52,7 +57,32 @@ CREATE TABLE IF NOT EXISTS dream_changes (
     anchor TEXT,
     PRIMARY KEY (run_id, seq)
 );
+CREATE TABLE IF NOT EXISTS journal_blobs (
+    sha1 TEXT PRIMARY KEY,
+    size INTEGER NOT NULL,
+    data BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS journal_files (
+    run_id TEXT NOT NULL,
+    path TEXT NOT NULL,
+    before_sha1 TEXT,
+    after_sha1 TEXT,
+    PRIMARY KEY (run_id, path)
+);
+CREATE TABLE IF NOT EXISTS memory_versions (
+    version INTEGER PRIMARY KEY AUTOINCREMENT,
+    sha1 TEXT NOT NULL,
+    saved_at TEXT NOT NULL,
+    run_id TEXT,
+    role TEXT NOT NULL,
+    size INTEGER NOT NULL
+);
 """
+
+#: What may start a run.
+TRIGGERS = ("command", "schedule", "page", "mcp")
+#: Statuses a run's row can have.
+STATUSES = ("pending", "applied", "undone", "rolled_back")
 
 ARCHIVE_HEADER = (
     "# memcore archive\n\n"
@@ -62,7 +92,11 @@ ARCHIVE_HEADER = (
 
 
 def ensure_schema(conn: sqlite3.Connection) -> None:
+    """Create the journal tables; add ``trigger`` to a journal written before it existed."""
     conn.executescript(_SCHEMA)
+    cols = {r[1] for r in conn.execute("PRAGMA table_info(dream_runs)")}
+    if "trigger" not in cols:
+        conn.execute("ALTER TABLE dream_runs ADD COLUMN trigger TEXT NOT NULL DEFAULT 'command'")
 
 
 def new_run_id(now: datetime) -> str:
@@ -84,37 +118,39 @@ class Change:
     anchor: dict[str, Any] = field(default_factory=dict)
 
 
-def record_run(
+def insert_run(
     conn: sqlite3.Connection,
     *,
     run_id: str,
     kind: str,
     mode: str,
+    trigger: str,
     started: datetime,
-    finished: datetime,
+    status: str,
     counters: dict[str, Any],
-    before_text: str,
-    before_sha1: str,
-    after_sha1: str,
+    before_sha1: str | None,
+    after_sha1: str | None,
     changes: Sequence[Change],
     undo_of: str | None = None,
 ) -> None:
-    """Write one applied run and its changes (inside the caller's transaction)."""
+    """Insert one run and its changes (inside the caller's transaction)."""
+    if trigger not in TRIGGERS:
+        raise ValueError(f"trigger {trigger!r} is not one of {', '.join(TRIGGERS)}")
     conn.execute(
-        "INSERT INTO dream_runs (run_id, kind, mode, started_at, finished_at, status, counters,"
-        " before_sha1, after_sha1, before_text, undo_of)"
-        " VALUES (?, ?, ?, ?, ?, 'applied', ?, ?, ?, ?, ?)",
+        "INSERT INTO dream_runs (run_id, kind, mode, started_at, status, counters,"
+        " before_sha1, after_sha1, undo_of, trigger)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             run_id,
             kind,
             mode,
             iso_ms(started),
-            iso_ms(finished),
+            status,
             json.dumps(counters, sort_keys=True),
             before_sha1,
             after_sha1,
-            zlib.compress(before_text.encode("utf-8"), 6),
             undo_of,
+            trigger,
         ),
     )
     conn.executemany(
@@ -139,30 +175,44 @@ def record_run(
     )
 
 
+def _run_json(r: sqlite3.Row) -> dict[str, Any]:
+    return {
+        "runId": r["run_id"],
+        "kind": r["kind"],
+        "mode": r["mode"],
+        "trigger": r["trigger"],
+        "ranAt": r["started_at"],
+        "finishedAt": r["finished_at"],
+        "status": r["status"],
+        "counters": json.loads(r["counters"] or "{}"),
+        "changes": r["changes"],
+        "files": [p for p in (r["files"] or "").split("\n") if p],
+        "undoOf": r["undo_of"],
+        "undoneBy": r["undone_by"],
+    }
+
+
+_RUN_SELECT = (
+    "SELECT run_id, kind, mode, trigger, started_at, finished_at, status, counters, undo_of,"
+    " undone_by,"
+    " (SELECT count(*) FROM dream_changes c WHERE c.run_id = r.run_id) AS changes,"
+    " (SELECT group_concat(path, char(10)) FROM journal_files f WHERE f.run_id = r.run_id)"
+    " AS files FROM dream_runs r"
+)
+
+
 def runs(conn: sqlite3.Connection, limit: int = 50) -> list[dict[str, Any]]:
-    """Runs newest first, with their counters."""
-    out = []
-    for r in conn.execute(
-        "SELECT run_id, kind, mode, started_at, finished_at, status, counters, undo_of, undone_by,"
-        " (SELECT count(*) FROM dream_changes c WHERE c.run_id = r.run_id) AS changes"
-        " FROM dream_runs r ORDER BY started_at DESC, rowid DESC LIMIT ?",
-        (limit,),
-    ):
-        out.append(
-            {
-                "runId": r["run_id"],
-                "kind": r["kind"],
-                "mode": r["mode"],
-                "ranAt": r["started_at"],
-                "finishedAt": r["finished_at"],
-                "status": r["status"],
-                "counters": json.loads(r["counters"] or "{}"),
-                "changes": r["changes"],
-                "undoOf": r["undo_of"],
-                "undoneBy": r["undone_by"],
-            }
-        )
-    return out
+    """Runs newest first, with their counters, trigger and the files they wrote."""
+    rows = conn.execute(
+        _RUN_SELECT + " ORDER BY started_at DESC, rowid DESC LIMIT ?", (limit,)
+    ).fetchall()
+    return [_run_json(r) for r in rows]
+
+
+def run_json(conn: sqlite3.Connection, run_id: str) -> dict[str, Any] | None:
+    """One run as :func:`runs` lists it (None when there is no such run)."""
+    row = conn.execute(_RUN_SELECT + " WHERE run_id = ?", (run_id,)).fetchone()
+    return _run_json(row) if row is not None else None
 
 
 def get_run(conn: sqlite3.Connection, run_id: str) -> sqlite3.Row | None:
@@ -173,6 +223,7 @@ def get_run(conn: sqlite3.Connection, run_id: str) -> sqlite3.Row | None:
 
 
 def latest_undoable(conn: sqlite3.Connection) -> str | None:
+    """The newest applied run that is not itself an undo."""
     row = conn.execute(
         "SELECT run_id FROM dream_runs WHERE status = 'applied' AND kind != 'undo'"
         " ORDER BY started_at DESC, rowid DESC LIMIT 1"
@@ -200,6 +251,7 @@ def changes_of(conn: sqlite3.Connection, run_id: str) -> list[Change]:
 
 
 def before_text(row: sqlite3.Row) -> str | None:
+    """MEMORY.md before a run, as journals written before file images kept it."""
     blob = row["before_text"]
     return zlib.decompress(blob).decode("utf-8") if blob else None
 
@@ -207,7 +259,9 @@ def before_text(row: sqlite3.Row) -> str | None:
 def last_applied_at(conn: sqlite3.Connection, kinds: tuple[str, ...] = ("dream",)) -> str | None:
     marks = ",".join("?" * len(kinds))
     row = conn.execute(
-        f"SELECT max(started_at) FROM dream_runs WHERE kind IN ({marks})", kinds
+        f"SELECT max(started_at) FROM dream_runs WHERE kind IN ({marks})"
+        " AND status IN ('applied', 'undone')",
+        kinds,
     ).fetchone()
     return row[0] if row else None
 
@@ -249,22 +303,24 @@ def archive_block(
     )
 
 
-def append_archive(ws: Workspace, blocks: Sequence[str]) -> None:
-    """Append blocks to the archive (recreated with its header when it was deleted)."""
+def archive_appended(ws: Workspace, blocks: Sequence[str]) -> str | None:
+    """The archive's text with ``blocks`` appended (recreated with its header when it was
+    deleted); None when there is nothing to append. Writes nothing: a run writes it."""
     if not blocks:
-        return
+        return None
     path = ws.archive_path
     text = read_text_checked(path) if path.exists() else ARCHIVE_HEADER
     if text and not text.endswith("\n"):
         text += "\n"
-    atomic_write_text(path, text + "".join(blocks))
+    return text + "".join(blocks)
 
 
-def remove_archived(ws: Workspace, run_id: str) -> int:
-    """Drop the archive blocks of ``run_id`` (after an undo). Missing archive: nothing to do."""
+def archive_without(ws: Workspace, run_id: str) -> str | None:
+    """The archive's text without the blocks of ``run_id`` (after an undo); None when it has
+    none (or there is no archive). Writes nothing."""
     path = ws.archive_path
     if not path.exists():
-        return 0
+        return None
     text = read_text_checked(path)
     marker = "<!-- memcore:archived "
     parts = text.split("\n" + marker)
@@ -275,6 +331,4 @@ def remove_archived(ws: Workspace, run_id: str) -> int:
             dropped += 1
             continue
         kept.append(part)
-    if dropped:
-        atomic_write_text(path, ("\n" + marker).join(kept))
-    return dropped
+    return ("\n" + marker).join(kept) if dropped else None

@@ -53,6 +53,7 @@ def _promote_run(ws: Workspace, now: datetime) -> dict[str, Any]:
         ws,
         now=now,
         settings=settings,  # the last good settings when memcore.toml is invalid now
+        trigger="schedule",
     ).to_json()
     applied = res.get("apply") or {}
     return {

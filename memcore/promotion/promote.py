@@ -3,27 +3,45 @@
 Preview ranks the recall store and writes nothing. Apply, under the workspace lock, re-ranks the
 live store (so no hand-built candidate bypasses a gate), re-locates each snippet in its current
 daily note, appends one dated section to MEMORY.md (each bullet behind a marker naming its
-recall key), writes MEMORY.md atomically and only then marks the store entries ``promotedAt``.
-A key already marked in MEMORY.md is reconciled, never appended twice.
+recall key) and marks the store entries ``promotedAt``: both files in one write-ahead run
+(:mod:`memcore.journal.wal`), so they are committed together or not at all and the run can
+be undone. A key already marked in MEMORY.md is reconciled, never appended twice; a candidate
+that MEMORY.md already states (:func:`memcore.promotion.dedupe.already_stated`) reinforces that
+entry instead; MEMORY.md's size budget (``[memory] budget_chars``) holds.
 """
 
 from __future__ import annotations
 
 import re
 import sqlite3
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from memcore.errors import InputError, WorkspaceError
+from memcore.journal import runs, wal
+from memcore.journal.runs import Change
+from memcore.promotion.budget import budget_chars, over_budget_error
+from memcore.promotion.dedupe import StatedIndex
+from memcore.recall import ledger
 from memcore.recall import mirror as recall_index
 from memcore.recall.entries import normalize_snippet
+from memcore.recall.ledger import Meta
 from memcore.recall.scoring import Candidate, Thresholds, gate_checks, rank
-from memcore.recall.store import Store, fresh_mirror, quarantined_files, read_store, write_store
+from memcore.recall.store import (
+    Store,
+    fresh_mirror,
+    quarantined_files,
+    read_store,
+    stamped_bytes,
+    sync_mirror,
+)
+from memcore.workspace import db
 from memcore.workspace.clock import iso_ms, utcnow
 from memcore.workspace.config import DreamingSettings, dreaming_settings, load_config
-from memcore.workspace.core import Workspace, atomic_write_text, read_text_checked
+from memcore.workspace.core import Workspace, read_text_checked
+from memcore.workspace.entries import parse
 from memcore.workspace.markdown import format_marker, marked_recall_keys, promoted_entry_id
 
 SECTION_PREFIX = "## Promoted From Short-Term Memory"
@@ -160,6 +178,95 @@ def preview(
     )
 
 
+@dataclass
+class _Said:
+    """Something MEMORY.md says (an entry, or a candidate accepted earlier in the batch)."""
+
+    text: str
+    entry_id: str
+    new: bool  # added by this batch
+
+
+@dataclass
+class PromotionPlan:
+    """What one promotion does, computed before anything is written (a run writes it)."""
+
+    text: str  # MEMORY.md after
+    outcome: dict[str, Any]
+    changes: list[Change] = field(default_factory=list)
+    marked: list[str] = field(default_factory=list)  # recall keys given promotedAt
+    reinforced: list[Meta] = field(default_factory=list)  # ledger rows after reinforcement
+
+    @property
+    def promoted(self) -> int:
+        return int(self.outcome.get("applied", 0))
+
+
+@dataclass
+class Prepared:
+    """A promotion planned under the lock: the result, the plan and the store it changes."""
+
+    result: PromoteResult
+    plan: PromotionPlan
+    store: Store
+    stat: recall_index.Stat
+
+
+def prepare(
+    ws: Workspace,
+    conn: sqlite3.Connection,
+    *,
+    now: datetime,
+    text: str,
+    limit: int | None = None,
+    min_score: float | None = None,
+    min_recall_count: int | None = None,
+    min_unique_queries: int | None = None,
+    keys: list[str] | None = None,
+    settings: DreamingSettings | None = None,
+    over_budget: str = "error",
+) -> Prepared:
+    """Rank the live store and plan the promotion onto ``text`` (lock held; nothing written).
+
+    ``over_budget`` is what happens when MEMORY.md is already over ``[memory] budget_chars``:
+    ``error`` (InputError) or ``hold`` (every candidate held back, with a warning)."""
+    settings, th, lim = _resolve(
+        ws, settings, limit, min_score, min_recall_count, min_unique_queries
+    )
+    stat = recall_index.file_stat(ws)
+    store = read_store(ws, now=now)
+    if store.quarantined:
+        stat = None
+    ranked = rank(store.entries.values(), now, th)
+    if keys is not None:
+        wanted = set(keys)
+        ranked = [c for c in ranked if c.key in wanted]
+    selected = ranked[: max(0, lim)] if lim is not None else ranked
+    result = PromoteResult(
+        ws=ws,
+        thresholds=th,
+        limit=lim,
+        candidates=selected,
+        store_entries=len(store.entries),
+        store_invalid=store.invalid,
+        quarantined=str(store.quarantined) if store.quarantined else None,
+    )
+    plan = plan_promotion(
+        ws, conn, store, selected, text, now, settings, budget_chars(ws), over_budget
+    )
+    result.apply = plan.outcome
+    result.store_promoted = sum(1 for e in store.entries.values() if e.get("promotedAt"))
+    return Prepared(result, plan, store, stat)
+
+
+def connect(ws: Workspace) -> sqlite3.Connection:
+    """The workspace database with the ledger and journal tables (caller closes it)."""
+    conn = db.connect(ws.db_path)
+    ledger.ensure_schema(conn)
+    runs.ensure_schema(conn)
+    return conn
+
+
 def apply(
     ws: Workspace,
     *,
@@ -171,37 +278,68 @@ def apply(
     keys: list[str] | None = None,
     settings: DreamingSettings | None = None,
     lock_timeout: float | None = None,
+    trigger: str = "command",
 ) -> PromoteResult:
-    """Promote the live candidates into MEMORY.md (see module docstring).
-
-    ``keys`` restricts the run to those recall keys; they must still pass every gate.
-    """
+    """Promote the live candidates into MEMORY.md as one journaled, undoable run (see the
+    module docstring). ``keys`` restricts the run to those recall keys; they must still pass
+    every gate. MEMORY.md and the recall store are committed together or not at all."""
     now = now or utcnow()
-    settings, th, lim = _resolve(
-        ws, settings, limit, min_score, min_recall_count, min_unique_queries
-    )
     with ws.lock(lock_timeout):
-        before = recall_index.file_stat(ws)
-        store = read_store(ws, now=now)
-        if store.quarantined:
-            before = None
-        ranked = rank(store.entries.values(), now, th)
-        if keys is not None:
-            wanted = set(keys)
-            ranked = [c for c in ranked if c.key in wanted]
-        selected = ranked[: max(0, lim)] if lim is not None else ranked
-        result = PromoteResult(
-            ws=ws,
-            thresholds=th,
-            limit=lim,
-            candidates=selected,
-            store_entries=len(store.entries),
-            store_invalid=store.invalid,
-            quarantined=str(store.quarantined) if store.quarantined else None,
-        )
-        result.apply = _apply_locked(ws, store, selected, now, settings, before)
-        result.store_promoted = sum(1 for e in store.entries.values() if e.get("promotedAt"))
-    return result
+        text = _read_memory_md(ws)
+        conn = connect(ws)
+        try:
+            prep = prepare(
+                ws,
+                conn,
+                now=now,
+                text=text,
+                limit=limit,
+                min_score=min_score,
+                min_recall_count=min_recall_count,
+                min_unique_queries=min_unique_queries,
+                keys=keys,
+                settings=settings,
+            )
+            plan = prep.plan
+            if plan.changes:
+                run_id = runs.new_run_id(now)
+                writes: dict[Path, bytes | None] = {}
+                if plan.text != text:
+                    writes[ws.memory_md] = plan.text.encode("utf-8")
+                if plan.marked:
+                    writes[ws.store_path] = stamped_bytes(prep.store, now)
+                saved = plan.reinforced
+                wal.commit_run(
+                    ws,
+                    conn,
+                    wal.RunSpec(
+                        run_id,
+                        "promote",
+                        "apply",
+                        now,
+                        trigger,
+                        counters=promote_counters(plan),
+                        changes=plan.changes,
+                    ),
+                    writes,
+                    finish=lambda c: ledger.save(c, saved),
+                )
+                if plan.marked:
+                    sync_mirror(ws, prep.store, before=prep.stat, changed=plan.marked)
+                plan.outcome["runId"] = run_id
+        finally:
+            conn.close()
+    return prep.result
+
+
+def promote_counters(plan: PromotionPlan) -> dict[str, Any]:
+    o = plan.outcome
+    return {
+        "promoted": o["applied"],
+        "appended": o["appended"],
+        "reinforced": len(o["reinforcedExisting"]),
+        "heldBack": len(o["heldBack"]),
+    }
 
 
 def _read_memory_md(ws: Workspace) -> str:
@@ -213,29 +351,46 @@ def _read_memory_md(ws: Workspace) -> str:
     return read_text_checked(path)
 
 
-def _apply_locked(
+def plan_promotion(
     ws: Workspace,
+    conn: sqlite3.Connection,
     store: Store,
     selected: list[Candidate],
+    text: str,
     now: datetime,
     settings: DreamingSettings,
-    before: recall_index.Stat,
-) -> dict[str, Any]:
-    memory_path = str(ws.memory_md)
+    budget: int,
+    over_budget: str = "error",
+) -> PromotionPlan:
+    """Plan promoting ``selected`` (best first) onto MEMORY.md's ``text``; marks the store
+    entries in memory (``store`` is written by the caller's run, never here).
+
+    A key already marked in MEMORY.md is reconciled; a candidate that states what an entry
+    already states reinforces it (ledger access count and importance) instead of adding a
+    copy, and two candidates of the batch that say the same are promoted once; candidates
+    that would take MEMORY.md past ``budget`` characters are held back."""
     outcome: dict[str, Any] = {
         "applied": 0,
         "appended": 0,
         "reconciledExisting": 0,
+        "reinforcedExisting": [],
+        "heldBack": [],
         "skipped": [],
-        "memoryPath": memory_path,
+        "memoryPath": str(ws.memory_md),
         "appliedCandidates": [],
+        "budgetChars": budget,
     }
+    plan = PromotionPlan(text, outcome)
     if not selected:
-        return outcome
-    text = _read_memory_md(ws)
+        return plan
+    if len(text) > budget and over_budget == "error":
+        raise over_budget_error(len(text), budget)
     already = marked_recall_keys(text)
+    doc = parse(text)
+    said: StatedIndex[_Said] = StatedIndex([_Said(e.text, e.id, False) for e in doc.entries])
     to_append: list[Candidate] = []
     reconciled: list[Candidate] = []
+    reinforce: dict[str, list[Candidate]] = {}
     for c in selected:
         if c.key in already:
             reconciled.append(c)
@@ -244,23 +399,91 @@ def _apply_locked(
         if reason:
             outcome["skipped"].append({"key": c.key, "path": c.path, "reason": reason})
             continue
+        hit = already_stated_in(said, c.snippet)
+        if hit is not None:
+            reinforce.setdefault(hit.entry_id, []).append(c)
+            continue
+        trial = text + render_section(text, [*to_append, c], now, settings)
+        if len(trial) > budget:
+            outcome["heldBack"].append(
+                {
+                    "key": c.key,
+                    "score": round(c.score, 6),
+                    "snippet": c.snippet,
+                    "reason": f"MEMORY.md would pass [memory] budget_chars = {budget}",
+                }
+            )
+            continue
         to_append.append(c)
+        said.add(_Said(c.snippet, promoted_entry_id(c.key), True))
     if to_append:
-        atomic_write_text(ws.memory_md, text + render_section(text, to_append, now, settings))
+        plan.text = text + render_section(text, to_append, now, settings)
+        old_ids = {e.id for e in doc.entries}
+        for e in parse(plan.text).entries:
+            if e.id not in old_ids:
+                plan.changes.append(
+                    Change(
+                        "promote", "add", e.id, "promoted from short-term recall", after_raw=e.raw
+                    )
+                )
+    existing = [eid for eid, cands in reinforce.items() if not _is_new(said, eid)]
+    metas = ledger.metas_for(conn, doc, now) if existing else {}
     now_iso = iso_ms(now)
-    for c in to_append + reconciled:
+    for eid, cands in reinforce.items():
+        keys = [c.key for c in cands]
+        outcome["reinforcedExisting"].append({"id": eid, "keys": keys})
+        if eid not in metas:
+            continue  # a candidate of this batch: the copy is simply not added
+        before = metas[eid]
+        after = replace(
+            before,
+            access_count=before.access_count + len(cands),
+            importance=min(1.0, round(before.importance + 0.05 * len(cands), 6)),
+            last_accessed_at=now_iso,
+        )
+        plan.reinforced.append(after)
+        plan.changes.append(
+            Change(
+                "promote",
+                "meta",
+                eid,
+                "already stated; reinforced by " + ", ".join(keys),
+                before_meta=before.to_json(),
+                after_meta=after.to_json(),
+            )
+        )
+    marked = to_append + reconciled + [c for cands in reinforce.values() for c in cands]
+    for c in marked:
         entry = store.entries.get(c.key)
         if entry is None:
             continue
+        previous = entry.get("promotedAt")
         entry["promotedAt"] = now_iso
         entry["startLine"], entry["endLine"], entry["snippet"] = c.start_line, c.end_line, c.snippet
-    if to_append or reconciled:
-        write_store(ws, store, now, before=before, changed=[c.key for c in to_append + reconciled])
+        plan.marked.append(c.key)
+        plan.changes.append(
+            Change(
+                "promote",
+                "recall",
+                c.key,
+                "marked promoted in the recall store",
+                before_meta={"promotedAt": previous},
+                after_meta={"promotedAt": now_iso},
+            )
+        )
     outcome["appended"] = len(to_append)
     outcome["reconciledExisting"] = len(reconciled)
-    outcome["applied"] = len(to_append) + len(reconciled)
-    outcome["appliedCandidates"] = [c.to_json() for c in to_append + reconciled]
-    return outcome
+    outcome["applied"] = len(marked)
+    outcome["appliedCandidates"] = [c.to_json() for c in marked]
+    return plan
+
+
+def already_stated_in(index: StatedIndex[_Said], text: str) -> _Said | None:
+    return index.find(text)
+
+
+def _is_new(index: StatedIndex[_Said], entry_id: str) -> bool:
+    return any(s.entry_id == entry_id and s.new for s in index.entries)
 
 
 def bullet_text(c: Candidate) -> str:

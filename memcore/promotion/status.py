@@ -140,7 +140,23 @@ def dreaming_status(ws: Workspace, now: datetime | None = None) -> dict[str, Any
     )
     out.update(store_counts(ws, now, s))
     out["longTermCount"] = long_term_count(ws)
+    out["memorySize"] = memory_size(ws)
     return out
+
+
+def memory_size(ws: Workspace) -> dict[str, Any]:
+    """MEMORY.md's size in characters against ``[memory] budget_chars``."""
+    from memcore.promotion.budget import DEFAULT_BUDGET_CHARS, budget_chars
+
+    try:
+        chars = len(read_text_checked(ws.memory_md)) if ws.memory_md.is_file() else 0
+    except MemcoreError:
+        chars = 0
+    try:
+        budget, error = budget_chars(ws), None
+    except ConfigError as exc:
+        budget, error = DEFAULT_BUDGET_CHARS, str(exc)
+    return {"chars": chars, "budgetChars": budget, "overBudget": chars > budget, "error": error}
 
 
 def warnings_for(ws: Workspace, status: dict[str, Any]) -> list[str]:
@@ -157,6 +173,13 @@ def warnings_for(ws: Workspace, status: dict[str, Any]) -> list[str]:
         warns.append(
             f"Recall store contains {health['invalid']} invalid entr"
             f"{'y' if health['invalid'] == 1 else 'ies'} (fix: memcore memory status --fix)"
+        )
+    size = status.get("memorySize") or {}
+    if size.get("overBudget"):
+        warns.append(
+            f"MEMORY.md is {size['chars']} characters, over [memory] budget_chars = "
+            f"{size['budgetChars']}: nothing more is promoted until dream merges or forgets "
+            "entries, or the budget is raised"
         )
     err = last_record_error(ws)
     if err and not err.get("resolvedAt"):

@@ -152,14 +152,32 @@ def write_store(
     ``complete=False`` a mirror that was already stale is only marked stale (the next reader
     rebuilds it) instead of being rebuilt inside the lock."""
     ws.ensure_dreams_dir()
+    atomic_write_bytes(ws.store_path, stamped_bytes(store, now))
+    sync_mirror(ws, store, before=before, changed=changed, removed=removed, complete=complete)
+
+
+def stamped_bytes(store: Store, now: datetime) -> bytes:
+    """The store's file bytes with ``updatedAt`` stamped ``now`` (for a journaled run)."""
     store.updated_at = iso_ms(now)
-    atomic_write_bytes(ws.store_path, store.to_json_bytes())
+    return store.to_json_bytes()
+
+
+def sync_mirror(
+    ws: Workspace,
+    store: Store,
+    *,
+    before: Stat = None,
+    changed: Iterable[str] | None = None,
+    removed: Iterable[str] = (),
+    complete: bool = True,
+) -> None:
+    """Bring the SQLite mirror along after the store file was written (see write_store)."""
     try:
         recall_index.update_after_write(
             ws,
             store.entries,
             before=before,
-            now_iso=store.updated_at,
+            now_iso=store.updated_at or "",
             changed=changed,
             removed=removed,
             complete=complete,

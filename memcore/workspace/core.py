@@ -11,7 +11,7 @@ import re
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -96,6 +96,12 @@ class Workspace:
     def flock_path(self) -> Path:
         return self.dreams_dir / "memcore.lock"
 
+    @property
+    def pending_run_path(self) -> Path:
+        """Marker of a write-ahead run that may not have finished (see memcore.journal.wal):
+        created before a run's intent is committed, removed after it is marked done."""
+        return self.dreams_dir / "journal.pending"
+
     @contextlib.contextmanager
     def lock(self, timeout: float | None = None) -> Iterator[None]:
         """Hold the workspace lock; raise LockBusy when it is not free within ``timeout``
@@ -127,6 +133,9 @@ class Workspace:
         try:
             token = _take_shared_lock(self.lock_path, deadline, timeout) if outer else None
             try:
+                if outer and self.pending_run_path.exists():
+                    for hook in LOCK_RECOVERY_HOOKS:
+                        hook(self)
                 yield
             finally:
                 if token is not None:
@@ -137,6 +146,10 @@ class Workspace:
 
 STALE_LOCK_SECONDS = 60.0
 _LOCK_OWNER_RE = re.compile(rb"^(\d+):")
+#: Called, lock held, when a run may have been interrupted (``Workspace.pending_run_path``
+#: exists). The journal registers its recovery here (``memcore/__init__.py``), so the first
+#: command to take the lock after a kill rolls the unfinished run back before doing anything.
+LOCK_RECOVERY_HOOKS: list[Callable[[Workspace], None]] = []
 
 
 def shared_lock_owner(path: Path) -> tuple[int | None, bool]:
@@ -163,27 +176,70 @@ def shared_lock_owner(path: Path) -> tuple[int | None, bool]:
 
 
 def _take_shared_lock(path: Path, deadline: float, timeout: float) -> bytes:
+    """Create OpenClaw's lock file with its owner already in it: the owner line goes into a
+    private temp file that is hard-linked into place (atomic create-with-content), so an
+    ownerless lock file never exists, even after a kill or a full disk."""
     token = f"{os.getpid()}:{int(time.time() * 1000)}\n".encode()
-    while True:
-        try:
-            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-        except FileExistsError:
-            pid, stale = shared_lock_owner(path)
-            if stale:
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(path)
-                continue
-            if time.monotonic() >= deadline:
-                owner = f" (process {pid})" if pid else ""
-                raise LockBusy(
-                    f"another memcore or OpenClaw run{owner} holds the lock {path} "
-                    f"(waited {timeout:g}s); try again later"
-                ) from None
-            time.sleep(0.04)
-            continue
+    _clean_lock_temps(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
+    fd = os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+    try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(token)
-        return token
+        while True:
+            try:
+                _link_exclusive(tmp, path, token)
+            except FileExistsError:
+                pid, stale = shared_lock_owner(path)
+                if stale:
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(path)
+                    continue
+                if time.monotonic() >= deadline:
+                    owner = f" (process {pid})" if pid else ""
+                    raise LockBusy(
+                        f"another memcore or OpenClaw run{owner} holds the lock {path} "
+                        f"(waited {timeout:g}s); try again later"
+                    ) from None
+                time.sleep(0.04)
+                continue
+            return token
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+
+
+def _link_exclusive(tmp: Path, path: Path, token: bytes) -> None:
+    """Hard-link ``tmp`` to ``path`` (FileExistsError when taken). Where the file system has
+    no hard links, fall back to an exclusive create (the owner follows in the same call)."""
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        raise
+    except OSError:
+        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(token)
+
+
+def _clean_lock_temps(path: Path) -> None:
+    """Remove owner temp files left by killed processes (``.<lock>.<pid>.<hex>.tmp``)."""
+    prefix = f".{path.name}."
+    try:
+        names = [n for n in os.listdir(path.parent) if n.startswith(prefix) and n.endswith(".tmp")]
+    except OSError:
+        return
+    for name in names:
+        pid_text = name[len(prefix) :].split(".", 1)[0]
+        if not pid_text.isdigit() or int(pid_text) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid_text), 0)
+        except ProcessLookupError:
+            with contextlib.suppress(OSError):
+                os.unlink(path.parent / name)
+        except OSError:
+            pass
 
 
 def _drop_shared_lock(path: Path, token: bytes) -> None:

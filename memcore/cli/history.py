@@ -1,0 +1,189 @@
+"""``memcore history`` (runs, ``show``, ``versions``), ``memcore undo`` and ``memcore restore``.
+
+Every change memcore makes to a user's file is a journaled run; these commands list them,
+show one (with a unified diff per file), take one back, or bring back a MEMORY.md version.
+``memcore dream history`` and ``memcore dream undo`` are aliases.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from memcore.cli.common import current_workspace, echo_json, handle_errors, json_option
+
+_SHOWN_COUNTERS = (
+    "promoted",
+    "merged",
+    "conflicts",
+    "decayed",
+    "forgotten",
+    "remaining",
+    "restored",
+    "set",
+    "reinforced",
+    "heldBack",
+    "version",
+)
+
+lock_timeout_option = click.option(
+    "--lock-timeout",
+    type=click.FloatRange(0, 3600),
+    default=10.0,
+    show_default=True,
+    help="Seconds to wait for another run to finish before giving up (exit 75).",
+)
+
+
+def _now() -> Any:
+    from memcore.workspace.clock import utcnow
+
+    return utcnow()
+
+
+def run_line(r: dict[str, Any]) -> str:
+    """One run as a line of ``memcore history``."""
+    c = r["counters"]
+    shown = " ".join(f"{k}={c[k]}" for k in _SHOWN_COUNTERS if k in c)
+    extra = f" undone by {r['undoneBy']}" if r["undoneBy"] else ""
+    extra += f" (undo of {r['undoOf']})" if r["undoOf"] else ""
+    files = f"  files: {', '.join(r['files'])}" if r.get("files") else ""
+    return (
+        f"{r['runId']}  {r['ranAt']}  {r['kind']}/{r['mode']}  {r['trigger']}  "
+        f"{r['status']}{extra}  {shown}{files}"
+    ).rstrip()
+
+
+def print_history(limit: int, as_json: bool) -> None:
+    from memcore.journal import history
+
+    runs = history.list_runs(current_workspace(), limit)
+    if as_json:
+        echo_json({"runs": runs})
+        return
+    if not runs:
+        click.echo("No runs yet.")
+        return
+    for r in runs:
+        click.echo(run_line(r))
+
+
+@click.group("history", invoke_without_command=True)
+@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True)
+@json_option
+@click.pass_context
+@handle_errors
+def history_group(ctx: click.Context, limit: int, as_json: bool) -> None:
+    """List every run that changed memory (newest first): promote, dream, review, set,
+    undo, restore, with what triggered it (command, schedule, page, mcp)."""
+    if ctx.invoked_subcommand is None:
+        print_history(limit, as_json)
+
+
+@history_group.command("show")
+@click.argument("run_id")
+@click.option("--diff", "diff", is_flag=True, help="A unified diff per file.")
+@json_option
+@handle_errors
+def show_cmd(run_id: str, diff: bool, as_json: bool) -> None:
+    """Show one run: its entry changes and the files it wrote."""
+    from memcore.journal import history
+
+    res = history.show_run(current_workspace(), run_id, diff=diff)
+    if as_json:
+        echo_json(res)
+        return
+    click.echo(run_line(res))
+    for ch in res["entryChanges"]:
+        reason = f" — {ch['reason']}" if ch["reason"] else ""
+        click.echo(f"  {ch['step']} {ch['action']} [{ch['id']}]{reason}")
+    for f in res["fileImages"]:
+        kept = "" if f["imagesKept"] else " (images no longer kept)"
+        click.echo(f"  file {f['path']}{kept}")
+        if diff and f.get("diff"):
+            click.echo(f["diff"], nl=False)
+
+
+@history_group.command("versions")
+@json_option
+@handle_errors
+def versions_cmd(as_json: bool) -> None:
+    """List the MEMORY.md versions kept ([journal] keep_versions, default 20)."""
+    from memcore.journal import history
+
+    vs = history.versions(current_workspace())
+    if as_json:
+        echo_json({"versions": vs})
+        return
+    if not vs:
+        click.echo("No MEMORY.md versions kept yet.")
+        return
+    for v in vs:
+        mark = "  (current)" if v["current"] else ""
+        size = f"{v['chars']} chars" if v["chars"] is not None else "pruned"
+        click.echo(
+            f"{v['version']:>4}  {v['savedAt']}  {v['role']} run {v['runId']}  "
+            f"{v['sha1'][:12]}  {size}{mark}"
+        )
+
+
+def do_undo(run_id: str | None, as_json: bool, lock_timeout: float) -> None:
+    from memcore.dream.undo import undo_run
+
+    res = undo_run(current_workspace(), run_id, now=_now(), lock_timeout=lock_timeout)
+    if as_json:
+        echo_json(res)
+        return
+    how = "byte for byte" if res["exact"] else "entry by entry"
+    click.echo(
+        f"Undid run {res['runId']} {how}: {res['changes']} changes reversed, "
+        f"{res['restored']} entries restored (undo run {res['undoRunId']})."
+    )
+    if res.get("recallRestored"):
+        click.echo(f"{len(res['recallRestored'])} promoted recall(s) can be promoted again.")
+    for w in res.get("warnings", []):
+        click.echo(f"memcore: warning: {w}", err=True)
+
+
+@click.command("undo")
+@click.argument("run_id", required=False)
+@lock_timeout_option
+@json_option
+@handle_errors
+def undo_cmd(run_id: str | None, lock_timeout: float, as_json: bool) -> None:
+    """Take back a run (default: the latest): byte for byte when its files are unchanged
+    since; refused, naming what was edited, when undoing would clobber an edit."""
+    do_undo(run_id, as_json, lock_timeout)
+
+
+@click.command("restore")
+@click.argument("version", type=int)
+@lock_timeout_option
+@json_option
+@handle_errors
+def restore_cmd(version: int, lock_timeout: float, as_json: bool) -> None:
+    """Bring MEMORY.md back to a kept VERSION (memcore history versions) as an undoable
+    run."""
+    from memcore.journal import history
+
+    res = history.restore_version(
+        current_workspace(), version, now=_now(), lock_timeout=lock_timeout
+    )
+    if as_json:
+        echo_json(res)
+        return
+    if not res["changed"]:
+        click.echo(f"MEMORY.md already is version {version}; nothing changed.")
+    else:
+        click.echo(
+            f"Restored MEMORY.md version {version} (run {res['runId']}; undo with "
+            f"memcore undo {res['runId']})."
+        )
+
+
+def register(root: click.Group) -> None:
+    """Add ``history``, ``undo`` and ``restore`` to the root group."""
+    root.add_command(history_group)
+    root.add_command(undo_cmd)
+    root.add_command(restore_cmd)

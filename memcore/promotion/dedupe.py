@@ -1,0 +1,95 @@
+"""Does MEMORY.md already say this? The check promotion makes before adding an entry.
+
+:func:`already_stated` is the one place that decides (a judge can replace it): exact text
+after normalisation (case, punctuation, list markers, memcore's promotion trailer), or
+near-exact: the same words but for a few (token-set Jaccard >= 0.8), with the same numbers
+and the same negations, so "timeout is 30 seconds" never matches "timeout is 60 seconds".
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from typing import Generic, Protocol, TypeVar
+
+NEAR_JACCARD = 0.8
+_TRAILER_RE = re.compile(r"\s*\[score=[0-9.]+\s+recalls=\d+\s+avg=[0-9.]+\s+source=[^\]]*\]\s*$")
+_LIST_RE = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+_WORD_RE = re.compile(r"[^\W_]+", re.UNICODE)
+_NEGATIONS = frozenset({"no", "not", "never", "none", "without", "cannot", "dont", "doesnt"})
+
+
+class HasText(Protocol):
+    @property
+    def text(self) -> str: ...
+
+
+T = TypeVar("T", bound=HasText)
+
+
+def normalized(text: str) -> str:
+    """Lowercase words of ``text`` joined by single spaces (markup and trailer dropped)."""
+    text = _TRAILER_RE.sub("", text.strip())
+    text = _LIST_RE.sub("", text)
+    return " ".join(_WORD_RE.findall(text.lower().replace("'", "")))
+
+
+def _facts(tokens: set[str]) -> tuple[frozenset[str], frozenset[str]]:
+    return (
+        frozenset(t for t in tokens if any(ch.isdigit() for ch in t)),
+        frozenset(tokens & _NEGATIONS),
+    )
+
+
+def already_stated(candidate_text: str, entries: Sequence[T]) -> T | None:
+    """The entry of ``entries`` that states what ``candidate_text`` states, or None."""
+    return StatedIndex(entries).find(candidate_text)
+
+
+class StatedIndex(Generic[T]):
+    """:func:`already_stated` over many candidates: the entries are indexed once."""
+
+    def __init__(self, entries: Sequence[T]) -> None:
+        self._entries: list[T] = list(entries)
+        self._exact: dict[str, int] = {}
+        self._tokens: list[set[str]] = []
+        self._postings: dict[str, list[int]] = {}
+        for i, e in enumerate(self._entries):
+            self.add(e, i)
+
+    @property
+    def entries(self) -> list[T]:
+        return self._entries
+
+    def add(self, entry: T, index: int | None = None) -> None:
+        """Index one more entry (a candidate accepted earlier in the same batch)."""
+        if index is None:
+            self._entries.append(entry)
+            index = len(self._entries) - 1
+        norm = normalized(entry.text)
+        self._exact.setdefault(norm, index)
+        toks = set(norm.split())
+        self._tokens.append(toks)
+        for t in toks:
+            self._postings.setdefault(t, []).append(index)
+
+    def find(self, candidate_text: str) -> T | None:
+        norm = normalized(candidate_text)
+        if not norm:
+            return None
+        hit = self._exact.get(norm)
+        if hit is not None:
+            return self._entries[hit]
+        toks = set(norm.split())
+        facts = _facts(toks)
+        shared: Counter[int] = Counter()
+        for t in toks:
+            shared.update(self._postings.get(t, ()))
+        best: tuple[float, int] | None = None
+        for i, n in shared.items():
+            other = self._tokens[i]
+            jac = n / (len(toks) + len(other) - n)
+            if jac >= NEAR_JACCARD and _facts(other) == facts and (best is None or jac > best[0]):
+                best = (jac, i)
+        return self._entries[best[1]] if best is not None else None

@@ -1,0 +1,184 @@
+"""Write-ahead runs: intent and preimages before any write, rollback of an unfinished run by
+the next lock holder (killed real subprocesses), in-process rollback on a write error, and a
+lock file that always names its owner."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from memcore.errors import WorkspaceError
+from memcore.journal import history, runs, wal
+from memcore.workspace.core import Workspace
+
+NOW = datetime(2026, 11, 30, 3, 0, tzinfo=UTC)
+
+
+def _commit(ws: Workspace, writes: dict[Path, bytes | None], kind: str = "test") -> str:
+    with ws.lock(), history.connect(ws) as conn:
+        run_id = runs.new_run_id(NOW)
+        wal.commit_run(ws, conn, wal.RunSpec(run_id, kind, kind, NOW), writes)
+    return run_id
+
+
+def _status(ws: Workspace, run_id: str) -> str:
+    with history.connect(ws) as conn:
+        row = runs.get_run(conn, run_id)
+        assert row is not None
+        return str(row["status"])
+
+
+def test_a_run_writes_its_files_keeps_both_images_and_leaves_no_marker(ws: Workspace) -> None:
+    ws.memory_md.write_bytes(b"# M\n\n- one\n")
+    note = ws.memory_dir / "2026-11-29.md"
+    rid = _commit(ws, {ws.memory_md: b"# M\n\n- one\n- two\n", note: b"new note\n"})
+    assert ws.memory_md.read_bytes() == b"# M\n\n- one\n- two\n"
+    assert note.read_bytes() == b"new note\n"
+    assert not ws.pending_run_path.exists()
+    assert _status(ws, rid) == "applied"
+    shown = history.show_run(ws, rid, diff=True)
+    files = {f["path"]: f for f in shown["fileImages"]}
+    assert set(files) == {"MEMORY.md", "memory/2026-11-29.md"}
+    assert files["memory/2026-11-29.md"]["beforeSha1"] is None  # did not exist before
+    assert "+- two" in files["MEMORY.md"]["diff"]
+    vs = history.versions(ws)
+    assert [v["role"] for v in vs] == ["after", "before"] and vs[0]["current"]
+
+
+def test_a_write_error_rolls_the_run_back_in_process(ws: Workspace) -> None:
+    ws.memory_md.write_bytes(b"# M\n")
+    blocker = ws.root / "notadir"
+    blocker.write_bytes(b"x")
+    with pytest.raises(WorkspaceError, match="was rolled back, nothing changed"):
+        _commit(ws, {ws.memory_md: b"# M\n- changed\n", blocker / "f.md": b"y"})
+    assert ws.memory_md.read_bytes() == b"# M\n"
+    assert not ws.pending_run_path.exists()
+    assert [r["status"] for r in history.list_runs(ws)] == ["rolled_back"]
+
+
+_KILLER = textwrap.dedent(
+    """
+    import os, signal, sys
+    from datetime import UTC, datetime
+    from pathlib import Path
+    from memcore.journal import history, runs, wal
+    from memcore.workspace.core import Workspace
+
+    ws = Workspace(Path(sys.argv[1]))
+    point = sys.argv[2]
+    real_write = wal._write
+    calls = []
+
+    def write(path, data):
+        calls.append(path)
+        if point == "before-first-write" or (point == "after-first-write" and len(calls) == 2):
+            os.kill(os.getpid(), signal.SIGKILL)
+        real_write(path, data)
+
+    wal._write = write
+
+    def finish(conn):
+        if point == "before-done":
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    now = datetime(2026, 11, 30, 3, 0, tzinfo=UTC)
+    with ws.lock(), history.connect(ws) as conn:
+        wal.commit_run(
+            ws, conn, wal.RunSpec("killed-run", "test", "test", now),
+            {ws.memory_md: b"# M\\n- after\\n", ws.archive_path: b"archive after\\n"},
+            finish=finish,
+        )
+    """
+)
+
+
+@pytest.mark.parametrize("point", ["before-first-write", "after-first-write", "before-done"])
+def test_a_run_killed_at_any_point_is_rolled_back_by_the_next_lock_holder(
+    ws: Workspace, point: str
+) -> None:
+    ws.memory_md.write_bytes(b"# M\n- before\n")
+    ws.ensure_dreams_dir()
+    proc = subprocess.run(
+        [sys.executable, "-c", _KILLER, str(ws.root), point], capture_output=True, timeout=60
+    )
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    assert ws.pending_run_path.exists()
+    owner = ws.lock_path.read_bytes()  # the dead process's lock names its owner
+    assert owner.split(b":")[0].isdigit()
+    with ws.lock(timeout=5):
+        pass  # any lock holder recovers first
+    assert ws.memory_md.read_bytes() == b"# M\n- before\n"
+    assert not ws.archive_path.exists()
+    assert not ws.pending_run_path.exists() and not ws.lock_path.exists()
+    assert _status(ws, "killed-run") == "rolled_back"
+    leftovers = [n for n in os.listdir(ws.dreams_dir) if n.endswith(".tmp")]
+    assert leftovers == []
+
+
+def test_recovery_leaves_a_file_someone_else_changed_since(ws: Workspace) -> None:
+    ws.memory_md.write_bytes(b"# M\n- before\n")
+    ws.ensure_dreams_dir()
+    subprocess.run(
+        [sys.executable, "-c", _KILLER, str(ws.root), "before-done"],
+        capture_output=True,
+        timeout=60,
+    )
+    ws.memory_md.write_bytes(b"# M\n- a human wrote this\n")
+    with ws.lock(timeout=5):
+        pass
+    assert ws.memory_md.read_bytes() == b"# M\n- a human wrote this\n"
+    assert not ws.archive_path.exists()  # the run's own write is rolled back
+    assert _status(ws, "killed-run") == "rolled_back"
+
+
+def test_the_lock_file_is_never_ownerless(ws: Workspace) -> None:
+    with ws.lock():
+        data = ws.lock_path.read_bytes()
+        pid, ms = data.decode().strip().split(":")
+        assert int(pid) == os.getpid() and int(ms) > 0
+        assert [n for n in os.listdir(ws.dreams_dir) if n.endswith(".tmp")] == []
+    assert not ws.lock_path.exists()
+
+
+def test_a_dead_processes_owner_temp_file_is_cleaned_up(ws: Workspace) -> None:
+    ws.ensure_dreams_dir()
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    pid = int(dead.stdout)
+    stale = ws.dreams_dir / f".short-term-promotion.lock.{pid}.deadbeef.tmp"
+    stale.write_bytes(f"{pid}:1\n".encode())
+    with ws.lock():
+        pass
+    assert not stale.exists()
+
+
+def test_old_images_are_pruned_to_keep_versions(ws: Workspace) -> None:
+    ws.config_path.write_text("[journal]\nkeep_versions = 3\n", encoding="utf-8")
+    ws.memory_md.write_bytes(b"v0\n")
+    ids = [_commit(ws, {ws.memory_md: f"v{i}\n".encode()}) for i in range(1, 7)]
+    vs = history.versions(ws)
+    assert len(vs) == 3 and vs[0]["current"]
+    with history.connect(ws) as conn:
+        kept = [wal.has_blob(conn, wal.file_images(conn, r)[0].before_sha1) for r in ids]
+        assert kept == [False, False, False, True, True, True]
+
+
+def test_bad_keep_versions_fails_before_anything_is_written(ws: Workspace) -> None:
+    from memcore.errors import ConfigError
+
+    ws.config_path.write_text("[journal]\nkeep_versions = 0\n", encoding="utf-8")
+    ws.memory_md.write_bytes(b"v0\n")
+    with pytest.raises(ConfigError, match=r"\[journal\] keep_versions = 0 is out of range"):
+        _commit(ws, {ws.memory_md: b"v1\n"})
+    assert ws.memory_md.read_bytes() == b"v0\n"
