@@ -342,7 +342,8 @@ def undo_run(
         exact_store = st is not None and _restorable(conn, ws.store_path, st)
         if st is not None and exact_store:
             writes[ws.store_path] = wal.get_blob(conn, st.before_sha1)
-            recall_back, recall_kept = marks, []
+            recall_back: list[Change] = marks
+            recall_kept: list[dict[str, Any]] = []
             stat = recall_index.file_stat(ws)
         else:
             store, stat, recall_back, recall_kept = _plan_recall(ws, marks, now)
