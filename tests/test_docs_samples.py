@@ -218,3 +218,24 @@ def test_sample_parser_reads_commands_outputs_and_pipes() -> None:
     ]
     with pytest.raises(AssertionError, match="use a text block"):
         split_command("curl -s http://127.0.0.1:8787/healthz")
+
+
+def _tour_commands() -> list[str]:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    tour = readme.split("## A 5-minute tour", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
+    return [line for line in tour.splitlines() if line.startswith("memcore ")]
+
+
+@pytest.mark.parametrize("line", _tour_commands())
+def test_readme_tour_names_real_commands_and_options(line: str) -> None:
+    """The README's tour is a list, not a sample; its commands must still parse."""
+    import click
+
+    args = shlex.split(line, comments=True)[1:]
+    command: click.Command = cli
+    ctx = cli.make_context("memcore", [], resilient_parsing=True)
+    while isinstance(command, click.Group) and args and args[0] in command.commands:
+        command = command.commands[args.pop(0)]
+        ctx = command.make_context(command.name, [], parent=ctx, resilient_parsing=True)
+    assert ctx.parent is not None, f"`{line}` names no memcore command"
+    command.make_context(command.name or "", args, parent=ctx.parent)  # raises on a bad option
