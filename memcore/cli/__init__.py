@@ -10,9 +10,10 @@ import logging
 
 import click
 
-from memcore import __version__
 from memcore.cli import dream, gateway, history, memory, search, sessions
 from memcore.cli.common import CliState
+
+__all__ = ["cli", "main"]
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -23,7 +24,7 @@ from memcore.cli.common import CliState
     help="Agent workspace (default: $MEMCORE_WORKSPACE, else the current directory).",
 )
 @click.option("-v", "--verbose", is_flag=True, help="Log progress to stderr.")
-@click.version_option(__version__, prog_name="memcore")
+@click.version_option(package_name="memcore", prog_name="memcore")
 @click.pass_context
 def cli(ctx: click.Context, workspace: str | None, verbose: bool) -> None:
     """memcore keeps an AI agent's markdown memory healthy.

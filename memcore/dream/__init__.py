@@ -1,0 +1,64 @@
+"""Consolidation of MEMORY.md: the dream cycle (promote, merge, reconcile, decay, forget),
+its review queue, entry metadata and undo.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from memcore._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from memcore.dream.cycle import (
+        RESULT_KEYS,
+        apply_plan,
+        last_run_at,
+        parse_steps,
+        preview,
+        run_cycle,
+    )
+    from memcore.dream.merge import Item, candidate_pairs, cluster, combined_text
+    from memcore.dream.plan import STEPS, Plan, build_plan
+    from memcore.dream.setmeta import set_entry
+    from memcore.dream.settings import ConsolidationSettings, consolidation_settings
+    from memcore.dream.undo import reverse_text, undo_run
+
+__all__ = [
+    "RESULT_KEYS",
+    "STEPS",
+    "ConsolidationSettings",
+    "Item",
+    "Plan",
+    "apply_plan",
+    "build_plan",
+    "candidate_pairs",
+    "cluster",
+    "combined_text",
+    "consolidation_settings",
+    "last_run_at",
+    "parse_steps",
+    "preview",
+    "reverse_text",
+    "run_cycle",
+    "set_entry",
+    "undo_run",
+]
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "cycle": (
+            "RESULT_KEYS",
+            "apply_plan",
+            "last_run_at",
+            "parse_steps",
+            "preview",
+            "run_cycle",
+        ),
+        "merge": ("Item", "candidate_pairs", "cluster", "combined_text"),
+        "plan": ("STEPS", "Plan", "build_plan"),
+        "setmeta": ("set_entry",),
+        "settings": ("ConsolidationSettings", "consolidation_settings"),
+        "undo": ("reverse_text", "undo_run"),
+    },
+)

@@ -1,7 +1,8 @@
 """Session dreaming: finished sessions into session, project and global short memories.
 
 Public entry points: ``dream`` (a run, manual or automatic with its gates), ``due`` (the
-automatic gates), ``status`` (candidates, budget, lease and the last run report).
+automatic gates), ``status`` (candidates, budget, lease and the last run report); the other names
+in ``__all__`` load their submodule on first use.
 """
 
 from __future__ import annotations
@@ -11,14 +12,49 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from memcore._lazy import lazy_exports
 from memcore.workspace.core import Workspace
 
 if TYPE_CHECKING:
     import sqlite3
 
+    from memcore.sessions.context import context_block
+    from memcore.sessions.health import format_health, health_report
+    from memcore.sessions.recall_api import recall
+    from memcore.sessions.run import execute
+    from memcore.sessions.settings import SessionsSettings, project_id, sessions_settings
+    from memcore.sessions.transcripts import read_transcript
+
 FAILURE_BACKOFF = timedelta(hours=1)
 
-__all__ = ["Gate", "dream", "due", "status"]
+__all__ = [
+    "FAILURE_BACKOFF",
+    "Gate",
+    "SessionsSettings",
+    "context_block",
+    "dream",
+    "due",
+    "execute",
+    "format_health",
+    "health_report",
+    "project_id",
+    "read_transcript",
+    "recall",
+    "sessions_settings",
+    "status",
+]
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "context": ("context_block",),
+        "health": ("format_health", "health_report"),
+        "recall_api": ("recall",),
+        "run": ("execute",),
+        "settings": ("SessionsSettings", "project_id", "sessions_settings"),
+        "transcripts": ("read_transcript",),
+    },
+)
 
 
 @dataclass(frozen=True)
