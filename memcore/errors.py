@@ -28,3 +28,14 @@ class StoreError(MemcoreError):
 
 class InputError(MemcoreError):
     """Input given to a command (stdin, a selector, an id) is not what it expects."""
+
+
+class DatabaseError(MemcoreError):
+    """memcore.sqlite cannot be used right now: read-only, disk full, I/O error (never a
+    reason to move the file; only real corruption is)."""
+
+
+class DatabaseLocked(DatabaseError):
+    """Another process holds memcore.sqlite past the busy timeout."""
+
+    exit_code = 75

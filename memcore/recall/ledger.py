@@ -18,6 +18,7 @@ from typing import Any
 from memcore.workspace import db
 from memcore.workspace.clock import iso_ms, parse_iso
 from memcore.workspace.core import Workspace, normalize_rel_path, read_text_checked
+from memcore.workspace.db import rollback_quietly as db_rollback
 from memcore.workspace.entries import Document, Entry, entries_for_lines, parse
 
 DEFAULT_IMPORTANCE = 0.5
@@ -245,6 +246,6 @@ def record_access(ws: Workspace, hits: Sequence[Mapping[str, Any]], now: datetim
             save(conn, list(metas.values()))
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            db_rollback(conn)
             raise
     return len(ids)

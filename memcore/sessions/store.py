@@ -15,6 +15,7 @@ from typing import Any
 
 from memcore.errors import InputError
 from memcore.redact import redact
+from memcore.workspace.db import rollback_quietly as db_rollback
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS sess_files (
@@ -69,7 +70,7 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     try:
         yield conn
     except BaseException:
-        conn.execute("ROLLBACK")
+        db_rollback(conn)
         raise
     conn.execute("COMMIT")
 

@@ -1,44 +1,351 @@
 """The workspace database ``memory/.dreams/memcore.sqlite``: index, ledger, journal, state.
 
-Each module owns its tables and creates them with ``CREATE TABLE IF NOT EXISTS``. The file is
-safe to delete; a file that is not a SQLite database is moved aside and started afresh.
+Each module owns its tables and creates them with ``CREATE TABLE IF NOT EXISTS``.
+
+Only a database that is really corrupt is set aside: SQLite says so (``SQLITE_CORRUPT``,
+``SQLITE_NOTADB``) or ``PRAGMA quick_check`` finds a bad page (checked once per process per
+file, and again whenever its header changes). A database that is merely locked, read-only, on
+a full disk or failing with I/O errors is reported as that (:class:`DatabaseError`, or
+:class:`DatabaseLocked` with exit 75) and never moved. A corrupt file is linked to a unique
+``memcore.sqlite.corrupt-<UTC>-<pid>-<n>`` name under a quarantine lock (so concurrent
+commands never set aside the same file twice or to one name), then every table that is not a
+rebuildable cache (the journal, ledger, review queue, job and session state) is copied, row by
+row where it can be read, into the fresh database; what could not be read is logged and kept
+in ``db_quarantines`` for ``memory status``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 import sqlite3
 import time
 from pathlib import Path
+from typing import Any
+
+from memcore.errors import DatabaseError, DatabaseLocked
 
 log = logging.getLogger(__name__)
 
+#: Tables memcore rebuilds from files, never worth salvaging from a corrupt database.
+CACHE_PREFIXES = ("search_", "recall_index", "embedding_cache", "sqlite_")
+BUSY_TIMEOUT_MS = 30000
+
+_CORRUPT = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB
+_LOCKED = {5, 6}  # SQLITE_BUSY, SQLITE_LOCKED
+_KINDS = {
+    8: "is read-only",  # SQLITE_READONLY
+    13: "cannot be written: the disk is full",  # SQLITE_FULL
+    10: "failed with an I/O error",  # SQLITE_IOERR
+    14: "cannot be opened",  # SQLITE_CANTOPEN
+    3: "cannot be accessed (permission denied)",  # SQLITE_PERM
+    23: "cannot be accessed (permission denied)",  # SQLITE_AUTH
+}
+_checked: dict[tuple[str, int, int], tuple[int, int]] = {}  # (path, dev, ino) -> (size, mtime)
+
+_QUARANTINE_SCHEMA = """CREATE TABLE IF NOT EXISTS db_quarantines (
+    id INTEGER PRIMARY KEY, at TEXT NOT NULL, aside TEXT NOT NULL, reason TEXT NOT NULL,
+    recovered TEXT NOT NULL, lost TEXT NOT NULL)"""
+
+
+def is_corrupt(exc: BaseException) -> bool:
+    """Whether a SQLite error means the file itself is damaged."""
+    if not isinstance(exc, sqlite3.DatabaseError):
+        return False
+    code = getattr(exc, "sqlite_errorcode", None)
+    if isinstance(code, int):
+        return code & 0xFF in _CORRUPT
+    msg = str(exc).lower()
+    return "malformed" in msg or "not a database" in msg
+
+
+def translate(exc: sqlite3.Error, path: Path | str) -> DatabaseError:
+    """The one-line error a user sees for a SQLite failure on ``path``."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    base = code & 0xFF if isinstance(code, int) else None
+    msg = str(exc)
+    if base in _LOCKED or "locked" in msg.lower():
+        return DatabaseLocked(f"database {path} is locked by another process; try again later")
+    if base in _CORRUPT:
+        return DatabaseError(f"database {path} is corrupt ({msg})")
+    what = _KINDS.get(base or -1)
+    if what is None:
+        low = msg.lower()
+        if "readonly" in low or "read-only" in low:
+            what = "is read-only"
+        elif "full" in low:
+            what = "cannot be written: the disk is full"
+        else:
+            what = f"failed: {msg}"
+    return DatabaseError(f"database {path} {what}")
+
+
+def rollback_quietly(conn: sqlite3.Connection) -> None:
+    """Roll back if a transaction is still open; never mask the error being handled (SQLite
+    rolls back by itself on a full disk, and a second ROLLBACK would raise)."""
+    if conn.in_transaction:
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute("ROLLBACK")
+
 
 def connect(path: Path | str) -> sqlite3.Connection:
-    """Open (and create) the database with WAL and a busy timeout; quarantine a corrupt file."""
+    """Open (and create) the database with WAL and a busy timeout.
+
+    A corrupt file is set aside and its tables salvaged (see the module docstring); any other
+    failure raises DatabaseError (DatabaseLocked when another process holds it)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     try:
-        return _open(path)
-    except sqlite3.DatabaseError as exc:
-        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-        aside = path.with_name(f"{path.name}.corrupt-{stamp}")
-        log.warning("database %s is unreadable (%s); moved aside to %s", path, exc, aside)
-        path.replace(aside)
-        for suffix in ("-wal", "-shm"):
-            side = path.with_name(path.name + suffix)
-            if side.exists():
-                side.unlink()
-        return _open(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DatabaseError(
+            f"database {path} cannot be created: {exc.strerror or exc} ({path.parent})"
+        ) from None
+    try:
+        return _open_checked(path)
+    except sqlite3.Error as exc:
+        if not is_corrupt(exc):
+            raise translate(exc, path) from None
+        return _quarantine(path, str(exc))
 
 
 def _open(path: Path) -> sqlite3.Connection:
     conn = sqlite3.connect(str(path), timeout=30, isolation_level=None, check_same_thread=False)
-    conn.row_factory = sqlite3.Row
-    conn.execute("PRAGMA busy_timeout = 30000")
-    conn.execute("PRAGMA journal_mode = WAL")
-    conn.execute("PRAGMA synchronous = NORMAL")
-    conn.execute("PRAGMA foreign_keys = ON")
-    # Touch the schema so a corrupt file fails here, not later.
-    conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    try:
+        conn.row_factory = sqlite3.Row
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+        if str(mode).lower() != "wal":
+            conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA foreign_keys = ON")
+        # Touch the schema so a file that is not a database fails here, not later.
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except BaseException:
+        conn.close()
+        raise
     return conn
+
+
+def _header(path: Path) -> tuple[tuple[str, int, int], tuple[int, int]] | None:
+    """(file identity, (size, mtime)) from stat. Never open the file to read its header: closing
+    any descriptor of a database file drops every POSIX lock SQLite holds on it in this
+    process, and that corrupts WAL databases under concurrency."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (str(path), st.st_dev, st.st_ino), (st.st_size, st.st_mtime_ns)
+
+
+def _open_checked(path: Path) -> sqlite3.Connection:
+    """_open plus ``PRAGMA quick_check`` the first time this process sees the file (or it
+    changed on disk: a checkpoint, another file at the path); raises sqlite3.DatabaseError
+    when it is corrupt."""
+    conn = _open(path)
+    seen = _header(path)
+    if seen is None or _checked.get(seen[0]) == seen[1]:
+        return conn
+    try:
+        rows = [r[0] for r in conn.execute("PRAGMA quick_check(5)").fetchall()]
+    except BaseException:
+        conn.close()
+        raise
+    if rows != ["ok"]:
+        conn.close()
+        err = sqlite3.DatabaseError("quick_check: " + "; ".join(map(str, rows))[:300])
+        err.sqlite_errorcode = 11  # type: ignore[attr-defined]
+        raise err
+    _checked[seen[0]] = seen[1]
+    return conn
+
+
+# -- quarantine ---------------------------------------------------------------------------
+
+
+def _quarantine(path: Path, reason: str) -> sqlite3.Connection:
+    from filelock import FileLock, Timeout
+
+    lock = FileLock(str(path.with_name(path.name + ".quarantine.lock")))
+    try:
+        lock.acquire(timeout=60)
+    except Timeout:
+        raise DatabaseLocked(f"database {path} is being recovered by another process") from None
+    try:
+        try:  # another process may have set it aside while we waited
+            return _open_checked(path)
+        except sqlite3.Error as exc:
+            if not is_corrupt(exc):
+                raise translate(exc, path) from None
+        aside = _link_aside(path)
+        for suffix in ("-wal", "-shm"):
+            side = path.with_name(path.name + suffix)
+            with contextlib.suppress(FileNotFoundError):
+                if suffix == "-wal":
+                    os.link(side, aside.with_name(aside.name + suffix))
+                os.unlink(side)
+        os.unlink(path)
+        try:
+            conn = _open(path)
+        except sqlite3.Error as exc:
+            raise translate(exc, path) from None
+        recovered, lost = salvage(aside, conn)
+        _note(conn, aside, reason, recovered, lost)
+        log.warning(
+            "database %s was corrupt (%s); set aside as %s. Recovered: %s. Lost: %s",
+            path,
+            reason,
+            aside.name,
+            _summary(recovered) or "nothing",
+            "; ".join(f"{t} ({why})" for t, why in lost.items()) or "nothing",
+        )
+        return conn
+    except OSError as exc:
+        raise DatabaseError(f"database {path} is corrupt and cannot be set aside: {exc}") from None
+    finally:
+        lock.release()
+
+
+def _link_aside(path: Path) -> Path:
+    """Hard-link ``path`` to a name no other process can take (link fails on an existing
+    name), so two quarantines never share one."""
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    for n in range(1000):
+        aside = path.with_name(f"{path.name}.corrupt-{stamp}-{os.getpid()}-{n}")
+        try:
+            os.link(path, aside)
+        except FileExistsError:
+            continue
+        return aside
+    raise OSError(f"no free quarantine name next to {path}")
+
+
+def _summary(recovered: dict[str, int]) -> str:
+    return ", ".join(f"{t} ({n} rows)" for t, n in recovered.items())
+
+
+def _is_cache(name: str, sql: str) -> bool:
+    return name.startswith(CACHE_PREFIXES) or sql.upper().startswith("CREATE VIRTUAL")
+
+
+def salvage(old_path: Path, new: sqlite3.Connection) -> tuple[dict[str, int], dict[str, str]]:
+    """Copy every table of ``old_path`` that is not a cache into ``new``: ``({table: rows
+    copied}, {table: what was lost})``. Unreadable rows are skipped, not fatal."""
+    recovered: dict[str, int] = {}
+    lost: dict[str, str] = {}
+    try:
+        old = sqlite3.connect(f"file:{old_path}?mode=ro", uri=True, isolation_level=None)
+    except sqlite3.Error as exc:
+        return recovered, {"*": f"cannot open the old file: {exc}"}
+    try:
+        try:
+            schema = old.execute(
+                "SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL"
+            ).fetchall()
+        except sqlite3.Error as exc:
+            return recovered, {"*": f"the schema is unreadable: {exc}"}
+        tables = [(n, s) for t, n, s in schema if t == "table" and not _is_cache(n, s)]
+        new.execute("PRAGMA foreign_keys = OFF")
+        for name, sql in tables:
+            try:
+                new.execute(sql.replace("CREATE TABLE", "CREATE TABLE IF NOT EXISTS", 1))
+                copied, error = _copy_rows(old, new, name)
+            except sqlite3.Error as exc:
+                lost[name] = f"cannot be copied: {exc}"
+                continue
+            recovered[name] = copied
+            if error:
+                lost[name] = error
+        for t, name, sql in schema:
+            if t == "index" and not _is_cache(name, sql):
+                with contextlib.suppress(sqlite3.Error):
+                    new.execute(sql.replace("CREATE INDEX", "CREATE INDEX IF NOT EXISTS", 1))
+    finally:
+        old.close()
+        new.execute("PRAGMA foreign_keys = ON")
+    return recovered, lost
+
+
+def _copy_rows(old: sqlite3.Connection, new: sqlite3.Connection, name: str) -> tuple[int, str]:
+    """Copy rows in rowid order, stepping over unreadable stretches; (rows copied, loss)."""
+    q = '"' + name.replace('"', '""') + '"'
+    cols = [r[1] for r in old.execute(f"PRAGMA table_info({q})")]
+    marks = ",".join("?" * len(cols))
+    insert = f"INSERT OR IGNORE INTO {q} VALUES ({marks})"
+    try:
+        old.execute(f"SELECT rowid FROM {q} LIMIT 1").fetchall()
+        has_rowid = True
+    except sqlite3.Error:
+        has_rowid = False
+    copied = 0
+    if not has_rowid:
+        try:
+            rows = old.execute(f"SELECT * FROM {q}").fetchall()
+        except sqlite3.Error as exc:
+            return 0, f"unreadable: {exc}"
+        new.execute("BEGIN")
+        new.executemany(insert, rows)
+        new.execute("COMMIT")
+        return len(rows), ""
+    last = None
+    skipped = 0
+    step = 1
+    new.execute("BEGIN")
+    try:
+        while True:
+            where = "" if last is None else f" WHERE rowid > {last}"
+            try:
+                cur = old.execute(f"SELECT rowid, * FROM {q}{where} ORDER BY rowid")
+                for row in cur:
+                    new.execute(insert, row[1:])
+                    copied += 1
+                    last = row[0]
+                    step = 1
+                break
+            except sqlite3.Error:
+                skipped += 1
+                if skipped > 64:
+                    break
+                last = (last or 0) + step  # jump past the bad stretch and try again
+                step *= 4
+        new.execute("COMMIT")
+    except BaseException:
+        rollback_quietly(new)
+        raise
+    return copied, (f"rows after rowid {last} partly unreadable" if skipped else "")
+
+
+def _note(
+    conn: sqlite3.Connection, aside: Path, reason: str, recovered: dict[str, int], lost: Any
+) -> None:
+    import json
+
+    at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    with contextlib.suppress(sqlite3.Error):
+        conn.execute(_QUARANTINE_SCHEMA)
+        conn.execute(
+            "INSERT INTO db_quarantines (at, aside, reason, recovered, lost) VALUES (?,?,?,?,?)",
+            (at, str(aside), reason, json.dumps(recovered), json.dumps(lost)),
+        )
+
+
+def quarantines(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+    """Past quarantines of this database, oldest first (for ``memory status``)."""
+    import json
+
+    try:
+        rows = conn.execute(
+            "SELECT at, aside, reason, recovered, lost FROM db_quarantines ORDER BY id"
+        ).fetchall()
+    except sqlite3.Error:
+        return []
+    return [
+        {
+            "at": r[0],
+            "aside": r[1],
+            "reason": r[2],
+            "recovered": json.loads(r[3]),
+            "lost": json.loads(r[4]),
+        }
+        for r in rows
+    ]

@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from memcore.errors import ConfigError
+from memcore.workspace.db import rollback_quietly as db_rollback
 
 if TYPE_CHECKING:
     import numpy as np
@@ -118,7 +119,7 @@ class VectorCache:
             )
         except BaseException:
             if own_tx:
-                self.conn.execute("ROLLBACK")
+                db_rollback(self.conn)
             raise
         if own_tx:
             self.conn.execute("COMMIT")
