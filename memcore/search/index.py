@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
+import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +28,7 @@ from typing import Any
 from memcore.errors import WorkspaceError
 from memcore.search.chunks import Chunk, chunk_markdown, fts_text
 from memcore.workspace.core import Workspace, read_text_checked
+from memcore.workspace.db import rollback_quietly as db_rollback
 
 SCHEMA_VERSION = "2"
 RACY_NS = 2_000_000_000  # files modified this recently are re-hashed on the next update
@@ -61,7 +63,7 @@ def _ensure_schema(conn: sqlite3.Connection) -> None:
             conn.execute("INSERT INTO search_meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
         conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        db_rollback(conn)
         raise
 
 
@@ -172,9 +174,20 @@ def _scan(ws: Workspace) -> tuple[dict[str, tuple[str, os.stat_result]], list[tu
 
     def add(rel: str, path: str, entry: os.DirEntry[str] | None = None) -> None:
         try:
-            found[rel] = (path, entry.stat() if entry is not None else os.stat(path))
+            rel.encode("utf-8")
+        except UnicodeEncodeError:
+            shown = rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+            problems.append((shown, "file name is not valid UTF-8"))
+            return
+        try:
+            st = entry.stat() if entry is not None else os.stat(path)
         except OSError as exc:
             problems.append((rel, f"cannot stat: {exc.strerror}"))
+            return
+        if not stat.S_ISREG(st.st_mode):
+            problems.append((rel, "not a regular file (a FIFO, socket or device)"))
+            return
+        found[rel] = (path, st)
 
     if ws.memory_md.is_file():
         add("MEMORY.md", str(ws.memory_md))
@@ -229,7 +242,7 @@ def update_index(conn: sqlite3.Connection, ws: Workspace) -> IndexReport:
             _apply_changes(conn, ws, found, stored, changed, removed, report)
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            db_rollback(conn)
             raise
     for row in conn.execute("SELECT path, error FROM search_files WHERE error IS NOT NULL"):
         if row["path"] in found:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import stat
 import tempfile
 import time
 import uuid
@@ -293,10 +294,14 @@ def normalize_rel_path(path: str) -> str:
     return norm
 
 
-def atomic_write_bytes(path: Path | str, data: bytes) -> None:
+def atomic_write_bytes(
+    path: Path | str, data: bytes, *, before_replace: Callable[[str], None] | None = None
+) -> None:
     """Write ``data`` to ``path`` atomically: temp file in the same folder, fsync, replace.
 
-    A symlink is written through to its target; the target's mode is kept.
+    A symlink is written through to its target; the target's mode is kept. ``before_replace``
+    is called with the temp file's path once it is durable, just before the rename (a caller
+    records an intent there: the temp file still existing means the rename never happened).
     """
     target = Path(os.path.realpath(path))
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -317,6 +322,8 @@ def atomic_write_bytes(path: Path | str, data: bytes) -> None:
             os.umask(umask)
             mode = 0o666 & ~umask
         os.chmod(tmp, mode)
+        if before_replace is not None:
+            before_replace(tmp)
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -343,14 +350,54 @@ def _fsync_dir(directory: Path) -> None:
         os.close(dfd)
 
 
-def read_text_checked(path: Path) -> str:
-    """Read a markdown file as UTF-8, refusing NUL bytes and invalid UTF-8 with a clear error."""
+MAX_TEXT_BYTES = 64 * 1024 * 1024  # a markdown file larger than this is not read
+
+
+def read_regular_bytes(path: Path | str, max_bytes: int = MAX_TEXT_BYTES) -> bytes:
+    """The bytes of a regular file, never blocking on a FIFO nor reading a device.
+
+    Raises WorkspaceError for a directory, a FIFO, a device (a link to /dev/zero), a file over
+    ``max_bytes`` or one that cannot be read; FileNotFoundError when it does not exist."""
     try:
-        data = path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except IsADirectoryError:
         raise WorkspaceError(f"{path} is a directory, expected a markdown file") from None
     except PermissionError:
         raise WorkspaceError(f"{path} is not readable (permission denied)") from None
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise WorkspaceError(f"{path} cannot be opened: {exc.strerror or exc}") from None
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise WorkspaceError(f"{path} is a directory, expected a markdown file")
+        if not stat.S_ISREG(st.st_mode):
+            raise WorkspaceError(f"{path} is not a regular file (a FIFO, socket or device)")
+        if st.st_size > max_bytes:
+            raise WorkspaceError(f"{path} is {st.st_size} bytes, over the {max_bytes} limit")
+        chunks: list[bytes] = []
+        total = 0
+        while True:
+            try:
+                part = os.read(fd, 1 << 20)
+            except OSError as exc:
+                raise WorkspaceError(f"{path} cannot be read: {exc.strerror or exc}") from None
+            if not part:
+                break
+            total += len(part)
+            if total > max_bytes:
+                raise WorkspaceError(f"{path} grew past the {max_bytes}-byte limit while read")
+            chunks.append(part)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def read_text_checked(path: Path) -> str:
+    """Read a markdown file as UTF-8, refusing NUL bytes and invalid UTF-8 with a clear error
+    (and FIFOs, devices and huge files, see read_regular_bytes)."""
+    data = read_regular_bytes(path)
     if b"\x00" in data:
         raise WorkspaceError(f"{path} contains NUL bytes; expected UTF-8 markdown text")
     try:
