@@ -108,7 +108,11 @@ def test_record_list_and_object_forms(mws: Workspace) -> None:
         mws, "record", "--query", "pg upgrade time", "--json", stdin=json.dumps({"results": HITS})
     )
     assert res.exit_code == 0
-    assert json.loads(res.stdout) == {"recorded": 1, "keys": ["memory:memory/2026-04-01.md:8:8"]}
+    assert json.loads(res.stdout) == {
+        "recorded": 1,
+        "keys": ["memory:memory/2026-04-01.md:8:8"],
+        "folded": True,
+    }
     entry = read_store(mws).entries["memory:memory/2026-04-01.md:8:8"]
     assert entry["recallCount"] == 2 and len(entry["queryHashes"]) == 2
 
@@ -133,12 +137,16 @@ def test_record_bad_stdin_is_one_line_error_and_writes_nothing(
     assert not mws.store_path.exists()
 
 
-def test_record_lock_busy_exits_75(mws: Workspace) -> None:
+def test_record_with_the_lock_busy_keeps_the_hits_for_the_next_run(mws: Workspace) -> None:
     with held_lock(mws):
         res = run(mws, "record", "--query", "q", "--timeout", "0.2", stdin=json.dumps(HITS))
-        assert res.exit_code == 75
-        assert "lock" in res.stderr
-        assert not mws.store_path.exists()
+        assert res.exit_code == 0, res.stderr
+        assert not mws.store_path.exists()  # not folded: the lock is held elsewhere
+        assert (mws.dreams_dir / "recall-log.jsonl").stat().st_size > 0
+    res = run(mws, "record", "--query", "q2", stdin=json.dumps(HITS))
+    entries = json.loads(mws.store_path.read_text())["entries"]
+    (entry,) = entries.values()
+    assert entry["recallCount"] == 2 and len(entry["queryHashes"]) == 2
 
 
 def test_register_creates_the_memory_group_when_missing() -> None:

@@ -147,8 +147,26 @@ def test_deleted_daily_note_is_skipped(ws: Workspace) -> None:
 
 
 def test_own_output_is_never_promoted(ws: Workspace) -> None:
-    write_note(ws, "2026-04-01.md", "- x [score=0.9 recalls=4 avg=0.9 source=memory/a.md:1-1]\n")
-    seed(ws, start=1, end=1, snippet="- x [score=0.9 recalls=4 avg=0.9 source=memory/a.md:1-1]")
+    own = "- x [score=0.9 recalls=4 avg=0.9 source=memory/a.md:1-1]"
+    write_note(ws, "2026-04-01.md", own + "\n")
+    hit = {"path": "memory/2026-04-01.md", "startLine": 1, "endLine": 1, "score": 0.95}
+    assert recall.record_recalls(ws, "q", [{**hit, "snippet": own}], now=NOW).recorded == 0
+    # a store written by another tool may still hold such an entry: promotion skips it
+    key = "memory:memory/2026-04-01.md:1:1"
+    entry = {
+        "key": key,
+        **hit,
+        "source": "memory",
+        "snippet": own,
+        "recallCount": 4,
+        "totalScore": 3.8,
+        "maxScore": 0.95,
+        "firstRecalledAt": "2026-04-04T10:00:00.000Z",
+        "lastRecalledAt": "2026-04-05T09:00:00.000Z",
+        "queryHashes": ["a", "b", "c"],
+    }
+    del entry["score"]
+    recall.write_store(ws, recall.Store(entries={key: entry}), NOW)
     res = promote.apply(ws, now=NOW)
     assert (
         res.apply["appended"] == 0 and "own promotion output" in res.apply["skipped"][0]["reason"]

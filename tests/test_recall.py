@@ -63,6 +63,7 @@ def test_record_writes_openclaw_shape(ws: Workspace) -> None:
         "firstRecalledAt": "2026-04-05T10:00:00.000Z",
         "lastRecalledAt": "2026-04-05T10:00:00.000Z",
         "queryHashes": [recall_entries.query_hash("router vlan")],
+        "userQueryHashes": [recall_entries.query_hash("router vlan")],
     }
 
 

@@ -128,7 +128,7 @@ def test_patching_path_writes_what_the_full_path_writes(tmp_path, monkeypatch) -
         slow = Workspace(tmp_path / f"slow{seed}")
         _run_searches(fast, seed, cap)
         with monkeypatch.context() as m:
-            m.setattr(recall, "_record_fast", lambda *a, **k: None)
+            m.setattr(recall, "_fold_fast", lambda *a, **k: False)
             _run_searches(slow, seed, cap)
         assert fast.store_path.read_bytes() == slow.store_path.read_bytes()
         assert not recall.quarantined_files(fast)

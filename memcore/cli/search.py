@@ -75,22 +75,38 @@ def search_cmd(query: str, limit: int, no_record: bool, as_json: bool) -> None:
             click.echo(f"    {line}")
 
 
+ORIGIN_HELP = (
+    "What issued the search: interactive (a search made to answer someone: the default), "
+    "agent (one the agent ran on its own, e.g. automatic recall), schedule, backfill. Only "
+    "interactive searches count toward the distinct-queries gate."
+)
+
+
 @click.command("record")
 @click.option("--query", "-q", required=True, help="The query the hits were found for.")
 @click.option(
+    "--origin",
+    type=click.Choice(["interactive", "agent", "schedule", "backfill"]),
+    default="interactive",
+    show_default=True,
+    help=ORIGIN_HELP,
+)
+@click.option(
     "--timeout",
     type=click.FloatRange(0, 3600),
-    default=10.0,
+    default=0.0,
     show_default=True,
-    help="Seconds to wait for the workspace lock (exit 75 after).",
+    help="Seconds to wait for the workspace lock to fold the hits into the store now. The "
+    "hits are kept in the recall log either way (the next run folds them); never exits 75.",
 )
 @json_option
 @handle_errors
-def record_cmd(query: str, timeout: float, as_json: bool) -> None:
+def record_cmd(query: str, origin: str, timeout: float, as_json: bool) -> None:
     """Record search hits read as JSON on stdin (a list of results, or {"results": [...]}).
 
     This is how an agent with its own memory search feeds memcore's recall tracking. Only hits
-    on daily notes (memory/YYYY-MM-DD.md) are recorded.
+    on daily notes (memory/YYYY-MM-DD.md) inside the workspace are recorded; a path outside
+    it is refused.
     """
     import json
 
@@ -122,8 +138,11 @@ def record_cmd(query: str, timeout: float, as_json: bool) -> None:
         max_entries=settings.max_entries,
         protect=lambda entry: passes_gates(entry, now, th),
         lock_timeout=timeout,
+        origin=origin,
     )
+    for notice in [*res.notices, *([res.fold_error] if res.fold_error else [])]:
+        click.echo(f"Warning: {notice}", err=True)
     if as_json:
-        echo_json({"recorded": res.recorded, "keys": res.keys})
+        echo_json({"recorded": res.recorded, "keys": res.keys, "folded": res.folded})
     else:
         click.echo(f"Recorded {res.recorded} recall(s).")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
@@ -26,23 +27,27 @@ from memcore.promotion.budget import budget_chars, over_budget_error
 from memcore.promotion.dedupe import StatedIndex
 from memcore.recall import ledger
 from memcore.recall import mirror as recall_index
-from memcore.recall.entries import normalize_snippet
+from memcore.recall.entries import normalize_snippet, workspace_rel
 from memcore.recall.ledger import Meta
 from memcore.recall.scoring import Candidate, Thresholds, gate_checks, rank
 from memcore.recall.store import (
     Store,
+    StoreCorrupt,
+    fold_logged,
     fresh_mirror,
-    quarantined_files,
     read_store,
+    read_view,
     stamped_bytes,
     sync_mirror,
 )
+from memcore.redact import redact
 from memcore.workspace import db
 from memcore.workspace.clock import iso_ms, utcnow
 from memcore.workspace.config import DreamingSettings, dreaming_settings, load_config
 from memcore.workspace.core import Workspace, read_text_checked
 from memcore.workspace.entries import parse
 from memcore.workspace.markdown import format_marker, marked_recall_keys, promoted_entry_id
+from memcore.workspace.provenance import range_reason, snippet_reason
 
 SECTION_PREFIX = "## Promoted From Short-Term Memory"
 _LIST_MARK_RE = re.compile(r"^(?:[-*+]|\d+[.)])\s+")
@@ -63,6 +68,7 @@ class PromoteResult:
     store_promoted: int = 0
     store_invalid: int = 0
     quarantined: str | None = None
+    store_error: str | None = None  # a preview found the store corrupt and left it
 
     def to_json(self) -> dict[str, Any]:
         th = self.thresholds
@@ -82,6 +88,7 @@ class PromoteResult:
                 "promoted": self.store_promoted,
                 "invalid": self.store_invalid,
                 "quarantined": self.quarantined,
+                "error": self.store_error,
             },
             "exclusions": self.exclusions,
             "candidates": [c.to_json() for c in self.candidates],
@@ -135,13 +142,16 @@ def preview(
     include_promoted: bool = False,
     settings: DreamingSettings | None = None,
 ) -> PromoteResult:
-    """Rank the store with the resolved thresholds; write nothing."""
+    """Rank the store with the resolved thresholds; write nothing (no file of the user's is
+    moved, created or changed: a corrupt store is reported in ``store_error``)."""
     now = now or utcnow()
     settings, th, lim = _resolve(
         ws, settings, limit, min_score, min_recall_count, min_unique_queries
     )
-    aside_before = set(quarantined_files(ws))
-    conn = fresh_mirror(ws, now)
+    try:
+        conn = fresh_mirror(ws, now, read_only=True)
+    except StoreCorrupt as exc:
+        return PromoteResult(ws=ws, thresholds=th, limit=lim, candidates=[], store_error=str(exc))
     try:
         window = None if lim is None else 2 * lim + 20
         try:
@@ -174,7 +184,6 @@ def preview(
         },
         store_entries=totals["entries"],
         store_promoted=totals["promoted"],
-        quarantined=next((str(p) for p in quarantined_files(ws) if p not in aside_before), None),
     )
 
 
@@ -233,6 +242,7 @@ def prepare(
     settings, th, lim = _resolve(
         ws, settings, limit, min_score, min_recall_count, min_unique_queries
     )
+    fold_logged(ws, now)  # recalls recorded while the lock was busy count too
     stat = recall_index.file_stat(ws)
     store = read_store(ws, now=now)
     if store.quarantined:
@@ -488,7 +498,7 @@ def _is_new(index: StatedIndex[_Said], entry_id: str) -> bool:
 
 def bullet_text(c: Candidate) -> str:
     """``- <snippet> [score=0.812 recalls=4 avg=0.903 source=memory/2026-04-01.md:10-12]``."""
-    snippet = _LIST_MARK_RE.sub("", c.snippet, count=1) or "(no snippet captured)"
+    snippet = _LIST_MARK_RE.sub("", redact(c.snippet), count=1) or "(no snippet captured)"
     return (
         f"- {snippet} [score={c.score:.3f} recalls={c.recall_count} avg={c.avg_score:.3f} "
         f"source={c.path}:{c.start_line}-{c.end_line}]"
@@ -536,6 +546,9 @@ def _relocate(ws: Workspace, c: Candidate) -> str | None:
     reason, or None when found."""
     if _looks_like_own_output(c.snippet):
         return "snippet is memcore's own promotion output, not a memory"
+    why = snippet_reason(c.snippet)
+    if why is not None:
+        return f"snippet is {why}, not the user's knowledge"
     path = _source_file(ws, c.path)
     if path is None:
         return f"source file {c.path} no longer exists"
@@ -548,16 +561,26 @@ def _relocate(ws: Workspace, c: Candidate) -> str | None:
         lines = lines[:-1]
     lines = [ln.rstrip("\r") for ln in lines]
     found = locate(lines, c.snippet, c.start_line, c.end_line)
+    if found is None and "[REDACTED:" in c.snippet:  # recorded redacted: compare redacted
+        found = locate(lines, c.snippet, c.start_line, c.end_line, transform=redact)
     if found is None:
         if not c.snippet:
             return "no snippet was captured and the stored lines are empty"
         return f"snippet no longer found in {c.path} (edited or removed)"
     start, end, snippet = found
-    c.start_line, c.end_line, c.snippet = start, end, snippet
+    if range_reason(text, start, end) is not None:
+        return "text inside an OpenClaw dreaming block or recalled context"
+    c.start_line, c.end_line, c.snippet = start, end, redact(snippet)
     return None
 
 
 def _source_file(ws: Workspace, rel: str) -> Path | None:
+    """The daily note ``rel`` names, only when it lies inside the workspace (a path from a
+    store another tool wrote may point anywhere)."""
+    try:
+        rel = workspace_rel(ws, rel)
+    except InputError:
+        return None
     candidates = [ws.root / rel]
     if not rel.startswith("memory/"):
         candidates.append(ws.memory_dir / Path(rel).name)
@@ -567,9 +590,17 @@ def _source_file(ws: Workspace, rel: str) -> Path | None:
     return None
 
 
-def locate(lines: list[str], snippet: str, start: int, end: int) -> tuple[int, int, str] | None:
+def locate(
+    lines: list[str],
+    snippet: str,
+    start: int,
+    end: int,
+    transform: Callable[[str], str] | None = None,
+) -> tuple[int, int, str] | None:
     """Best window of ``lines`` for ``snippet``: exact > contains > contained, then nearest to
-    the stored start, then the closest span. Returns (start, end, normalised text) or None."""
+    the stored start, then the closest span. Returns (start, end, normalised text) or None.
+    ``transform`` (redaction) is applied to each window before it is compared."""
+    tf: Callable[[str], str] = transform or (lambda x: x)
     n = len(lines)
     tokens = [ln.split() for ln in lines]
     if not snippet:
@@ -577,8 +608,8 @@ def locate(lines: list[str], snippet: str, start: int, end: int) -> tuple[int, i
         return (start, end, window) if window else None
     if 1 <= start <= end <= n:
         window = " ".join(t for row in tokens[start - 1 : end] for t in row)
-        if window == snippet:
-            return start, end, snippet
+        if tf(window) == snippet:
+            return start, end, window
     truncated = snippet.endswith("…")
     core = snippet[:-1].rstrip() if truncated else snippet
     span = max(1, end - start + 1)
@@ -592,7 +623,7 @@ def locate(lines: list[str], snippet: str, start: int, end: int) -> tuple[int, i
             parts.extend(tokens[e])
             if not parts or not tokens[e]:
                 continue
-            window = " ".join(parts)
+            window = tf(" ".join(parts))
             if window == snippet or (truncated and window.startswith(core)):
                 q = 3
             elif core in window:
@@ -630,7 +661,7 @@ def explain(
     now = now or utcnow()
     settings = settings or dreaming_settings(load_config(ws))
     th = resolve_thresholds(settings)
-    store = read_store(ws, now=now)
+    store = read_view(ws, now)
     zero = Thresholds(0.0, 0, 0, th.half_life_days, th.weights)
     everything = rank(store.entries.values(), now, zero, include_promoted=True)
     sel = selector.strip().lower()

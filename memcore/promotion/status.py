@@ -13,6 +13,8 @@ from typing import Any
 
 from memcore.errors import ConfigError, MemcoreError
 from memcore.recall import mirror as recall_index
+from memcore.recall.evicted import summary as evicted_summary
+from memcore.recall.log import pending_events
 from memcore.recall.scoring import Thresholds, feasibility
 from memcore.recall.store import fresh_mirror, quarantined_files
 from memcore.workspace.clock import utcnow
@@ -48,9 +50,10 @@ def store_counts(ws: Workspace, now: datetime, settings: DreamingSettings) -> di
         "lastPromotedAt": None,
         "storeHealth": health,
     }
-    before = set(quarantined_files(ws))
+    health["evicted"] = evicted_summary(ws)
     try:
-        conn = fresh_mirror(ws, now)
+        health["pendingRecalls"] = len(pending_events(ws))
+        conn = fresh_mirror(ws, now, read_only=True)
         try:
             start = datetime.combine(now.astimezone(settings.tz).date(), time(), settings.tz)
             totals = recall_index.counts(conn, day_start=start)
@@ -59,8 +62,6 @@ def store_counts(ws: Workspace, now: datetime, settings: DreamingSettings) -> di
     except (MemcoreError, sqlite3.Error, OSError) as exc:
         health["error"] = str(exc)
         return out
-    if set(quarantined_files(ws)) != before:
-        health["quarantined"] = [str(p) for p in quarantined_files(ws)]
     health["entries"] = totals["entries"]
     health["invalid"] = totals["invalid"]
     health["updatedAt"] = _updated_at(ws)
@@ -141,6 +142,7 @@ def dreaming_status(ws: Workspace, now: datetime | None = None) -> dict[str, Any
     out.update(store_counts(ws, now, s))
     out["longTermCount"] = long_term_count(ws)
     out["memorySize"] = memory_size(ws)
+    out["dbQuarantines"] = db_quarantines(ws)
     return out
 
 
@@ -159,6 +161,22 @@ def memory_size(ws: Workspace) -> dict[str, Any]:
     return {"chars": chars, "budgetChars": budget, "overBudget": chars > budget, "error": error}
 
 
+def db_quarantines(ws: Workspace) -> list[dict[str, Any]]:
+    """Past quarantines of memcore.sqlite, read without creating the database."""
+    from memcore.workspace import db
+
+    if not ws.db_path.is_file():
+        return []
+    try:
+        conn = sqlite3.connect(f"file:{ws.db_path}?mode=ro", uri=True)
+    except sqlite3.Error:
+        return []
+    try:
+        return db.quarantines(conn)
+    finally:
+        conn.close()
+
+
 def warnings_for(ws: Workspace, status: dict[str, Any]) -> list[str]:
     """Warnings a user needs, each one line with what to do."""
     warns: list[str] = []
@@ -169,6 +187,18 @@ def warnings_for(ws: Workspace, status: dict[str, Any]) -> list[str]:
         warns.append(f"Recall store unreadable: {health['error']}")
     for q in health.get("quarantined", []):
         warns.append(f"A corrupt recall store was set aside: {q} (inspect it, then delete it)")
+    for ev in health.get("evicted", []):
+        n = ev["entries"]
+        warns.append(
+            f"{'?' if n is None else n} recall entries over max_entries were set aside in "
+            f"{ev['path']} (restore: memcore memory status --fix --restore-evicted)"
+        )
+    for q in status.get("dbQuarantines", []):
+        lost = "; ".join(f"{t} ({why})" for t, why in q["lost"].items()) or "nothing"
+        warns.append(
+            f"memcore.sqlite was corrupt and set aside as {q['aside']} at {q['at']}; "
+            f"recovered {sum(q['recovered'].values())} rows; lost: {lost}"
+        )
     if health.get("invalid"):
         warns.append(
             f"Recall store contains {health['invalid']} invalid entr"

@@ -13,11 +13,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeGuard
 
-from memcore.errors import InputError
+from memcore.errors import InputError, MemcoreError
+from memcore.redact import redact
 from memcore.workspace.clock import parse_iso
 from memcore.workspace.core import Workspace, is_daily_note_path, normalize_rel_path
 
 MAX_QUERY_HASHES = 32
+#: Largest line number or count memcore keeps: SQLite's INTEGER range.
+MAX_INT = 2**63 - 1
+#: Counts are clamped to the largest integer a JavaScript number holds exactly (OpenClaw).
+MAX_COUNT = 2**53 - 1
+
+#: What issued a recorded search. Only ``interactive`` ones count toward the query-diversity
+#: gate (``userQueryHashes``); every kind counts as a recall.
+ORIGINS = ("interactive", "agent", "schedule", "backfill")
 
 
 MAX_SNIPPET_CHARS = 800
@@ -38,13 +47,22 @@ def normalize_snippet(text: object) -> str:
     return out
 
 
+def clean_snippet(text: object) -> str:
+    """The snippet memcore stores: normalised, then secrets replaced by ``[REDACTED:<kind>]``."""
+    out = normalize_snippet(text)
+    return redact(out) if out else out
+
+
 def entry_key(path: str, start: int | float, end: int | float, source: str = "memory") -> str:
     return f"{source}:{path}:{start}:{end}"
 
 
 def coerce_count(value: Any) -> int:
+    """A non-negative whole count; huge values are clamped to MAX_COUNT."""
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         return 0
+    if value >= MAX_COUNT:
+        return MAX_COUNT
     return max(0, math.floor(value))
 
 
@@ -63,19 +81,11 @@ def normalize_entry(key: str, raw: Any, now_iso: str) -> dict[str, Any] | None:
     if not isinstance(path, str) or not path.strip():
         return None
     start, end = raw.get("startLine"), raw.get("endLine")
-    if not _is_int(start) or not _is_int(end):
+    if not _is_line(start) or not _is_line(end):
         return None
     if raw.get("source") != "memory":
         return None
-    hashes = raw.get("queryHashes")
-    clean_hashes: list[str] = []
-    if isinstance(hashes, list):
-        seen: set[str] = set()
-        for h in hashes:
-            if isinstance(h, str) and h and h not in seen:
-                seen.add(h)
-                clean_hashes.append(h)
-        clean_hashes = clean_hashes[-MAX_QUERY_HASHES:]
+    clean_hashes = _clean_hashes(raw.get("queryHashes"))
     out: dict[str, Any] = {
         "key": key,
         "path": normalize_rel_path(path),
@@ -90,11 +100,42 @@ def normalize_entry(key: str, raw: Any, now_iso: str) -> dict[str, Any] | None:
         "lastRecalledAt": _iso_or(raw.get("lastRecalledAt"), now_iso),
         "queryHashes": clean_hashes,
     }
+    if isinstance(raw.get("userQueryHashes"), list):
+        out["userQueryHashes"] = _clean_hashes(raw["userQueryHashes"])
     promoted = raw.get("promotedAt")
     if isinstance(promoted, str) and parse_iso(promoted) is not None:
         out["promotedAt"] = promoted
     _keep_extra_fields(raw, out)
     return out
+
+
+def _clean_hashes(hashes: Any) -> list[str]:
+    clean: list[str] = []
+    if isinstance(hashes, list):
+        seen: set[str] = set()
+        for h in hashes:
+            if isinstance(h, str) and h and h not in seen:
+                seen.add(h)
+                clean.append(h)
+    return clean[-MAX_QUERY_HASHES:]
+
+
+def invalid_reason(raw: Any) -> str:
+    """Why normalize_entry drops an entry, in a few words (for repair reports)."""
+    if not isinstance(raw, dict):
+        return "not an object"
+    path = raw.get("path")
+    if not isinstance(path, str) or not path.strip():
+        return "no path"
+    for name in ("startLine", "endLine"):
+        v = raw.get(name)
+        if _is_int(v) and not _is_line(v):
+            return "line number beyond 2^63"
+        if not _is_int(v):
+            return f"{name} not a whole number"
+    if raw.get("source") != "memory":
+        return "source is not memory"
+    return "invalid"
 
 
 _KNOWN_FIELDS = frozenset(
@@ -111,6 +152,7 @@ _KNOWN_FIELDS = frozenset(
         "firstRecalledAt",
         "lastRecalledAt",
         "queryHashes",
+        "userQueryHashes",
         "promotedAt",
     ]
 )
@@ -133,6 +175,11 @@ def _is_int(value: object) -> TypeGuard[int | float]:
     return isinstance(value, float) and math.isfinite(value) and value.is_integer()
 
 
+def _is_line(value: Any) -> bool:
+    """A whole number SQLite can hold (values below 1 are clamped to line 1 by the caller)."""
+    return _is_int(value) and -MAX_INT <= value <= MAX_INT
+
+
 def _iso_or(value: Any, fallback: str) -> str:
     return value if isinstance(value, str) and parse_iso(value) is not None else fallback
 
@@ -152,7 +199,11 @@ class Hit:
 def parse_hits(ws: Workspace, results: Iterable[Any]) -> list[Hit]:
     """Validate result objects and keep the eligible ones (daily notes, source memory).
 
-    Raises InputError naming the first bad field: ``memory record`` gets this from stdin.
+    Raises InputError naming the first bad field: ``memory record`` gets this from stdin. A
+    path must name a file inside the workspace (no ``..``, no absolute path elsewhere, no
+    symlink leading out); line numbers must fit SQLite's integers. Hits on other files of the
+    workspace (MEMORY.md, topic files) are left out, as is text that is not the user's
+    knowledge (OpenClaw's dreaming output, memcore's own, recalled context).
     """
     hits: list[Hit] = []
     for i, res in enumerate(results):
@@ -177,8 +228,13 @@ def parse_hits(ws: Workspace, results: Iterable[Any]) -> list[Hit]:
         snippet = res.get("snippet", "")
         if snippet is not None and not isinstance(snippet, str):
             raise InputError(f"result {i}: 'snippet' must be a string")
-        rel = _workspace_rel(ws, path)
-        if source != "memory" or not is_daily_note_path(rel):
+        if source != "memory":
+            continue
+        rel = workspace_rel(ws, path, f"result {i}")
+        if not is_daily_note_path(rel):
+            continue
+        text = clean_snippet(snippet or "")
+        if _not_knowledge(ws, rel, text, max(1, math.floor(start)), max(1, math.floor(end))):
             continue
         key = entry_key(rel, _key_num(start), _key_num(end))
         hits.append(
@@ -187,7 +243,7 @@ def parse_hits(ws: Workspace, results: Iterable[Any]) -> list[Hit]:
                 start_line=max(1, math.floor(start)),
                 end_line=max(1, math.floor(end)),
                 score=min(1.0, max(0.0, float(score))),
-                snippet=snippet or "",
+                snippet=text,
                 key=key,
             )
         )
@@ -198,36 +254,99 @@ def _line_number(i: int, name: str, value: object) -> int | float:
     """A result's line field: any finite number (a float keeps its fraction in the key)."""
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise InputError(f"result {i}: '{name}' must be a number, got {value!r}")
+    if not -MAX_INT <= value <= MAX_INT:
+        raise InputError(
+            f"result {i}: '{name}' = {value!r} is out of range; "
+            f"allowed: a line number from 1 to {MAX_INT}"
+        )
     return value
+
+
+def _not_knowledge(ws: Workspace, rel: str, snippet: str, start: int, end: int) -> bool:
+    """True when the hit is OpenClaw's or memcore's own output or recalled context."""
+    from memcore.workspace.core import read_regular_bytes
+    from memcore.workspace.provenance import range_reason, snippet_reason
+
+    if snippet and snippet_reason(snippet) is not None:
+        return True
+    try:
+        text = read_regular_bytes(ws.root / rel, 4 * 1024 * 1024).decode("utf-8", "replace")
+    except (OSError, MemcoreError):
+        return False  # the note is gone or unreadable: promotion re-checks it
+    return range_reason(text, start, end) is not None
 
 
 def _key_num(value: float) -> int | float:
     return int(value) if float(value).is_integer() else value
 
 
-def _workspace_rel(ws: Workspace, path: str) -> str:
+def workspace_rel(ws: Workspace, path: str, what: str = "path") -> str:
+    """``path`` as a workspace-relative POSIX path; InputError when it is not inside the
+    workspace (``..``, an absolute path elsewhere, a symlink resolving outside, a NUL)."""
+    allowed = f"a daily note memory/YYYY-MM-DD.md inside {ws.root}"
+    if "\x00" in path or any(ord(ch) < 32 for ch in path):
+        raise InputError(f"{what}: 'path' {path!r} holds control characters; allowed: {allowed}")
     norm = normalize_rel_path(path)
+    root = ws.root.absolute()
     if os.path.isabs(norm):
+        full = Path(os.path.normpath(norm))
         try:
-            return Path(norm).resolve().relative_to(ws.root.resolve()).as_posix()
+            rel = full.relative_to(root).as_posix()
         except ValueError:
-            return norm
-    return norm
+            try:
+                rel = full.resolve().relative_to(root.resolve()).as_posix()
+            except (ValueError, OSError):
+                raise InputError(
+                    f"{what}: 'path' {path!r} is outside the workspace; allowed: {allowed}"
+                ) from None
+    else:
+        if ".." in norm.split("/"):
+            raise InputError(f"{what}: 'path' {path!r} leaves the workspace; allowed: {allowed}")
+        rel = norm
+    try:
+        (root / rel).resolve().relative_to(root.resolve())
+    except (ValueError, OSError, RuntimeError):
+        raise InputError(
+            f"{what}: 'path' {path!r} resolves outside the workspace (a symlink?); "
+            f"allowed: {allowed}"
+        ) from None
+    return rel
 
 
 def apply_hits(
-    entries: dict[str, dict[str, Any]], query: str, hits: list[Hit], now_iso: str
+    entries: dict[str, dict[str, Any]],
+    query: str,
+    hits: list[Hit],
+    now_iso: str,
+    origin: str = "interactive",
 ) -> None:
     """OpenClaw's update rules for one search call (every hit counts, duplicates too)."""
-    qh = query_hash(query)
+    apply_hashed(entries, query_hash(query), hits, now_iso, origin)
+
+
+def apply_hashed(
+    entries: dict[str, dict[str, Any]],
+    qh: str,
+    hits: Iterable[Hit],
+    now_iso: str,
+    origin: str = "interactive",
+) -> None:
+    """apply_hits for a query already hashed (the recall log keeps only the hash).
+
+    ``userQueryHashes`` gains the hash only for interactive searches; an entry that never had
+    the field (OpenClaw wrote it) starts it from its ``queryHashes``, which OpenClaw counted."""
     for hit in hits:
         old = entries.get(hit.key)
         if not isinstance(old, dict):
             old = {}
-        hashes = [h for h in old.get("queryHashes") or [] if isinstance(h, str) and h]
+        hashes = _clean_hashes(old.get("queryHashes"))
+        user = old.get("userQueryHashes")
+        user_hashes = _clean_hashes(user) if isinstance(user, list) else list(hashes)
         if qh not in hashes:
             hashes.append(qh)
-        snippet = normalize_snippet(hit.snippet) or normalize_snippet(old.get("snippet"))
+        if origin == "interactive" and qh not in user_hashes:
+            user_hashes.append(qh)
+        snippet = clean_snippet(hit.snippet) or clean_snippet(old.get("snippet"))
         entry: dict[str, Any] = {
             "key": hit.key,
             "path": hit.path,
@@ -235,14 +354,24 @@ def apply_hits(
             "endLine": hit.end_line,
             "source": "memory",
             "snippet": snippet,
-            "recallCount": coerce_count(old.get("recallCount")) + 1,
+            "recallCount": min(MAX_COUNT, coerce_count(old.get("recallCount")) + 1),
             "totalScore": _coerce_float(old.get("totalScore"), 0.0, None) + hit.score,
             "maxScore": max(_coerce_float(old.get("maxScore"), 0.0, 1.0), hit.score),
             "firstRecalledAt": _iso_or(old.get("firstRecalledAt"), now_iso),
             "lastRecalledAt": now_iso,
             "queryHashes": hashes[-MAX_QUERY_HASHES:],
+            "userQueryHashes": user_hashes[-MAX_QUERY_HASHES:],
         }
         if isinstance(old.get("promotedAt"), str):
             entry["promotedAt"] = old["promotedAt"]
         _keep_extra_fields(old, entry)
         entries[hit.key] = entry
+
+
+def unique_user_queries(entry: Mapping[str, Any]) -> int:
+    """Distinct queries that count toward the diversity gate: ``userQueryHashes`` when the
+    entry has the field (memcore wrote it), else ``queryHashes`` (OpenClaw's entries)."""
+    user = entry.get("userQueryHashes")
+    if isinstance(user, list):
+        return len(user)
+    return len(entry.get("queryHashes") or ())

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from memcore.recall.entries import normalize_entry
+from memcore.recall.entries import normalize_entry, unique_user_queries
 from memcore.recall.scoring import frequency, relevance
 from memcore.workspace import db
 from memcore.workspace.clock import iso_ms, parse_iso
@@ -62,11 +62,23 @@ def file_stat(ws: Workspace) -> Stat:
 
 def connect(ws: Workspace) -> sqlite3.Connection:
     conn = db.connect(ws.db_path)
+    _ensure(conn)
+    return conn
+
+
+def memory_connect() -> sqlite3.Connection:
+    """An empty mirror held in memory, for readers that must not create or change a file."""
+    conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+    conn.row_factory = sqlite3.Row
+    _ensure(conn)
+    return conn
+
+
+def _ensure(conn: sqlite3.Connection) -> None:
     cols = {r[1] for r in conn.execute("PRAGMA table_info(recall_index)")}
     if cols and "freq" not in cols:  # an older layout: the mirror is rebuildable
         conn.executescript("DROP TABLE recall_index; DROP TABLE IF EXISTS recall_index_meta;")
     conn.executescript(_SCHEMA)
-    return conn
 
 
 def current_meta(conn: sqlite3.Connection) -> Stat:
@@ -98,7 +110,7 @@ def _row(key: str, e: Mapping[str, Any]) -> tuple[Any, ...]:
         count,
         e["totalScore"],
         e["maxScore"],
-        len(e.get("queryHashes") or ()),
+        unique_user_queries(e),
         e["firstRecalledAt"],
         e["lastRecalledAt"],
         _epoch(e["lastRecalledAt"]),
@@ -139,7 +151,7 @@ def replace_all(
         _set_meta(conn, stat, invalid)
         conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        db.rollback_quietly(conn)
         raise
 
 
@@ -185,7 +197,7 @@ def update_after_write(
             _set_meta(conn, after)
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            db.rollback_quietly(conn)
             raise
     finally:
         if own:

@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 
 from memcore.recall import mirror as recall_index
-from memcore.recall.entries import apply_hits
+from memcore.recall.entries import apply_hashed
 from memcore.workspace.clock import iso_ms
 from memcore.workspace.core import Workspace, atomic_write_bytes
 
@@ -47,19 +47,22 @@ def try_record(
     ws: Workspace,
     conn: sqlite3.Connection,
     before: recall_index.Stat,
-    query: str,
-    hits: list[Any],
+    events: list[Any],
     now: datetime,
     max_entries: int | None,
     protect: Callable[[dict[str, Any]], bool] | None,
+    before_replace: Callable[[str], None] | None = None,
 ) -> tuple[dict[str, Any], list[str]] | None:
-    """Record ``hits`` by patching the file; returns (the updated entries, dropped keys) or
-    None when the fast path does not apply. Call with the workspace lock held."""
+    """Fold recall-log ``events`` (in order) by patching the file; returns (the updated
+    entries, dropped keys) or None when the fast path does not apply. Call with the
+    workspace lock held."""
     if before is None:
         return None
     if recall_index.current_meta(conn) != before:
         return None
     totals = recall_index.counts(conn)
+    if max_entries is not None and totals["entries"] + totals["invalid"] > max_entries:
+        return None  # over the cap already: the full path keeps what it evicts
     data = ws.store_path.read_bytes()
     if not (data.startswith(_HEAD) and data.endswith(_TAIL)) or totals["entries"] == 0:
         return None
@@ -67,7 +70,7 @@ def try_record(
     if entries_at == -1:
         return None
     body_start = entries_at + len(_ENTRIES) - 1
-    keys = list(dict.fromkeys(h.key for h in hits))
+    keys = list(dict.fromkeys(h.key for ev in events for h in ev.hits))
     found: dict[str, tuple[int, int]] = {}
     current: dict[str, Any] = {}
     for key in keys:
@@ -76,7 +79,8 @@ def try_record(
             found[key] = span
             brace = data.index(b"{", span[0] + 5)
             current[key] = orjson.loads(data[brace : span[1]])
-    apply_hits(current, query, hits, iso_ms(now))
+    for ev in events:
+        apply_hashed(current, ev.query_hash, ev.hits, ev.at, ev.origin)
     new_keys = [k for k in keys if k not in found]
     total_after = totals["entries"] + totals["invalid"] + len(new_keys)
     dropped: list[str] = []
@@ -115,7 +119,7 @@ def try_record(
     out = _splice(data, edits)
     if out is None:
         return None
-    atomic_write_bytes(ws.store_path, out)
+    atomic_write_bytes(ws.store_path, out, before_replace=before_replace)
     return current, dropped
 
 

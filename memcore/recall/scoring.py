@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
+from memcore.recall.entries import unique_user_queries
 from memcore.workspace.clock import parse_iso
 from memcore.workspace.config import DEFAULT_HALF_LIFE_DAYS, DEFAULT_WEIGHTS, DreamingSettings
 from memcore.workspace.core import is_daily_note_path
@@ -150,10 +151,12 @@ class Candidate:
 
 
 def unique_queries(entry: Mapping[str, Any]) -> int:
-    """Distinct queries of an entry (``uniqueQueries`` when precomputed, else its hashes)."""
+    """Distinct queries of an entry that count toward diversity: ``uniqueQueries`` when
+    precomputed, else its ``userQueryHashes`` (interactive searches; see
+    entries.unique_user_queries), else its ``queryHashes`` (entries OpenClaw wrote)."""
     if "uniqueQueries" in entry:
         return int(entry["uniqueQueries"])
-    return len(entry.get("queryHashes") or ())
+    return unique_user_queries(entry)
 
 
 def score_entry(entry: Mapping[str, Any], now: datetime, th: Thresholds) -> Candidate:

@@ -1,8 +1,13 @@
 """The recall store ``memory/.dreams/short-term-recall.json``.
 
-Format and update rules are OpenClaw's, so either tool reads what the other
-wrote. memcore adds bounds (snippet length, entry cap) and never fails for good on a bad file:
-a store that does not parse is moved aside and a fresh one started.
+Format and update rules are OpenClaw's, so either tool reads what the other wrote. memcore adds
+bounds (snippet length, entry cap) and never fails for good on a bad file: a store that does not
+parse is moved aside by a writing command (a preview only reports it) and a fresh one started.
+
+Recording never waits for the workspace lock: a search's hits go to the recall log
+(:mod:`memcore.recall.log`) and whoever holds the lock next folds the log into this file
+(:func:`fold_pending`). Readers that may not write see the pending lines on top
+(:func:`read_view`, :func:`fresh_mirror` with ``read_only``).
 """
 
 from __future__ import annotations
@@ -20,21 +25,20 @@ from typing import Any
 
 import orjson
 
-from memcore.errors import StoreError
+from memcore.errors import InputError, LockBusy, MemcoreError, StoreError
+from memcore.recall import log as recall_log
 from memcore.recall import mirror as recall_index
 from memcore.recall.entries import (
-    Hit,
-    apply_hits,
+    ORIGINS,
+    apply_hashed,
     coerce_count,
     normalize_entry,
     parse_hits,
+    query_hash,
 )
 from memcore.recall.mirror import Stat
 from memcore.workspace.clock import iso_ms, utcnow
-from memcore.workspace.core import (
-    Workspace,
-    atomic_write_bytes,
-)
+from memcore.workspace.core import Workspace, atomic_write_bytes, read_regular_bytes
 
 log = logging.getLogger(__name__)
 
@@ -73,27 +77,47 @@ def quarantine(path: Path, now: datetime, reason: str) -> Path:
     return aside
 
 
-def _load_raw(path: Path, now: datetime) -> tuple[dict[str, Any] | None, Path | None]:
-    """Parse the file; quarantine what cannot be used. Returns (document or None, quarantined)."""
+class StoreCorrupt(StoreError):
+    """A preview found a store that does not parse; it is left for a writing command."""
+
+
+def _load_raw(
+    path: Path, now: datetime, set_aside: bool = True
+) -> tuple[dict[str, Any] | None, Path | None]:
+    """Parse the file; quarantine what cannot be used (or, without ``set_aside``, raise
+    StoreCorrupt and leave it). Returns (document or None, quarantined)."""
+
+    def bad(reason: str) -> tuple[None, Path]:
+        if not set_aside:
+            raise StoreCorrupt(
+                f"recall store {path} {reason}; left as it is (memcore memory status --fix "
+                "or the next recording sets it aside)"
+            )
+        return None, quarantine(path, now, reason)
+
     try:
         size = path.stat().st_size
     except FileNotFoundError:
         return None, None
-    if size > MAX_STORE_BYTES:
-        return None, quarantine(path, now, f"is {size} bytes (limit {MAX_STORE_BYTES})")
-    try:
-        data = path.read_bytes()
     except OSError as exc:
         raise StoreError(f"cannot read recall store {path}: {exc.strerror}") from None
+    if size > MAX_STORE_BYTES:
+        return bad(f"is {size} bytes (limit {MAX_STORE_BYTES})")
+    try:
+        data = read_regular_bytes(path, MAX_STORE_BYTES)
+    except FileNotFoundError:
+        return None, None
+    except (OSError, MemcoreError) as exc:
+        raise StoreError(f"cannot read recall store {path}: {exc}") from None
     if not data or data.isspace():
         return None, None
     try:
         with _no_gc():
             doc = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
-        return None, quarantine(path, now, f"is not valid JSON ({exc})")
+        return bad(f"is not valid JSON ({exc})")
     if not isinstance(doc, dict) or not isinstance(doc.get("entries", {}), dict):
-        return None, quarantine(path, now, "does not have the shape {version, updatedAt, entries}")
+        return bad("does not have the shape {version, updatedAt, entries}")
     return doc, None
 
 
@@ -110,13 +134,20 @@ def _no_gc() -> Iterator[None]:
             gc.enable()
 
 
-def read_store(ws: Workspace, *, now: datetime | None = None, normalize: bool = True) -> Store:
-    """Read the store. Missing or empty gives an empty store; a corrupt one is quarantined.
+def read_store(
+    ws: Workspace,
+    *,
+    now: datetime | None = None,
+    normalize: bool = True,
+    set_aside: bool = True,
+) -> Store:
+    """Read the store. Missing or empty gives an empty store; a corrupt one is quarantined
+    (without ``set_aside``, for previews: StoreCorrupt is raised and the file left alone).
 
     With ``normalize`` every entry goes through OpenClaw's read rules (invalid ones dropped).
     """
     now = now or utcnow()
-    doc, aside = _load_raw(ws.store_path, now)
+    doc, aside = _load_raw(ws.store_path, now, set_aside)
     if doc is None:
         return Store(quarantined=aside)
     raw_entries = doc.get("entries") or {}
@@ -145,6 +176,7 @@ def write_store(
     changed: Iterable[str] | None = None,
     removed: Iterable[str] = (),
     complete: bool = True,
+    before_replace: Callable[[str], None] | None = None,
 ) -> None:
     """Stamp ``updatedAt``, write the store atomically (pretty JSON, trailing newline) and
     bring the SQLite mirror along. Call with the lock held; ``before`` is the file's stat when
@@ -152,7 +184,7 @@ def write_store(
     ``complete=False`` a mirror that was already stale is only marked stale (the next reader
     rebuilds it) instead of being rebuilt inside the lock."""
     ws.ensure_dreams_dir()
-    atomic_write_bytes(ws.store_path, stamped_bytes(store, now))
+    atomic_write_bytes(ws.store_path, stamped_bytes(store, now), before_replace=before_replace)
     sync_mirror(ws, store, before=before, changed=changed, removed=removed, complete=complete)
 
 
@@ -195,6 +227,9 @@ class RecordResult:
     keys: list[str]
     dropped: int = 0  # entries removed by the cap
     quarantined: Path | None = None
+    folded: bool = False  # the log was folded into the store now (else: by the next run)
+    notices: list[str] = field(default_factory=list)  # what the user must be told once
+    fold_error: str | None = None  # the hits are in the log, but the store cannot take them
 
 
 def record_recalls(
@@ -205,73 +240,178 @@ def record_recalls(
     now: datetime | None = None,
     max_entries: int | None = None,
     protect: Callable[[dict[str, Any]], bool] | None = None,
-    lock_timeout: float | None = None,
+    lock_timeout: float | None = 0.0,
+    origin: str = "interactive",
 ) -> RecordResult:
-    """Record one search call's eligible hits under the lock (one read-modify-write).
+    """Record one search call's eligible hits: append them to the recall log (no lock), then
+    fold the log into the store if the lock is free within ``lock_timeout`` seconds (default:
+    only if it is free now). A busy lock loses nothing: the next lock holder folds.
 
-    ``protect`` marks entries the cap must never drop (unpromoted entries passing the gates).
+    ``protect`` marks entries the cap must never drop (unpromoted entries passing the gates);
+    ``origin`` says what issued the search (see entries.ORIGINS). Raises InputError for bad
+    results and StoreError when the log cannot be written.
     """
     now = now or utcnow()
+    if origin not in ORIGINS:
+        raise InputError(f"origin {origin!r} is not allowed; allowed: {', '.join(ORIGINS)}")
     if not query.strip():
         return RecordResult(0, [])
     hits = parse_hits(ws, results)
     if not hits:
         return RecordResult(0, [])
-    with ws.lock(lock_timeout):
-        # Untouched entries pass through as they are: fast, and nothing rewritten that did not
-        # change. Normalisation of the whole store is `memory status --fix`'s job.
+    recall_log.append(ws, iso_ms(now), query_hash(query), origin, hits)
+    out = RecordResult(len(hits), [h.key for h in hits])
+    try:
+        with ws.lock(lock_timeout or 0.0):
+            fold = fold_pending(ws, now, max_entries=max_entries, protect=protect)
+    except LockBusy:
+        return out  # safe in the log: the lock holder (or the next one) folds it
+    except (MemcoreError, OSError, sqlite3.Error) as exc:
+        out.fold_error = f"the hits wait in the recall log; folding them into the store: {exc}"
+        return out
+    out.folded = True
+    out.dropped, out.quarantined = fold.dropped, fold.quarantined
+    out.notices.extend(fold.notices)
+    if fold.full:
+        # The full path ran because the mirror did not match the file (another tool wrote
+        # it, or it never existed). Rebuild it now, outside the lock, so the next fold takes
+        # the patching path again instead of paying a full read every time.
+        try:
+            fresh_mirror(ws, now).close()
+        except (sqlite3.Error, OSError, MemcoreError) as exc:
+            log.warning("could not rebuild the recall index in %s: %s", ws.db_path, exc)
+    return out
+
+
+@dataclass
+class FoldResult:
+    events: int = 0
+    dropped: int = 0
+    quarantined: Path | None = None
+    evicted: Path | None = None  # sidecar holding entries a foreign over-cap store lost
+    full: bool = False  # the whole store was parsed (not the patching path)
+    notices: list[str] = field(default_factory=list)
+
+
+def fold_pending(
+    ws: Workspace,
+    now: datetime,
+    *,
+    max_entries: int | None = None,
+    protect: Callable[[dict[str, Any]], bool] | None = None,
+) -> FoldResult:
+    """Fold every pending recall-log line into the store, in order. Call with the workspace
+    lock held. Without ``max_entries``/``protect`` they come from memcore.toml (no cap when it
+    is invalid). Crash-safe: see memcore.recall.log."""
+    recall_log.recover(ws)
+    segs = recall_log.claim(ws)
+    if not segs:
+        return FoldResult()
+    events = recall_log.read_events(segs)
+    if max_entries is None:
+        max_entries, protect = _cap_from_config(ws, now)
+    out = FoldResult(events=len(events))
+    with recall_log.fold_intent(ws, segs) as before_replace:
+        if not events:
+            return out  # only torn or foreign lines: the segments just go
         before = recall_index.file_stat(ws)
-        fast = _record_fast(ws, before, query, hits, now, max_entries, protect)
-        if fast is not None:
-            return fast
+        if _fold_fast(ws, before, events, now, max_entries, protect, before_replace, out):
+            return out
+        out.full = True
         store = read_store(ws, now=now, normalize=False)
-        apply_hits(store.entries, query, hits, iso_ms(now))
+        found = len(store.entries)
+        over = max_entries is not None and found > max_entries
+        keys: set[str] = set()
+        for ev in events:
+            apply_hashed(store.entries, ev.query_hash, ev.hits, ev.at, ev.origin)
+            keys.update(h.key for h in ev.hits)
         dropped: list[str] = []
         if max_entries is not None and len(store.entries) > max_entries:
-            dropped = enforce_cap(store.entries, max_entries, protect, keep={h.key for h in hits})
+            kept = dict(store.entries) if over else None
+            dropped = enforce_cap(store.entries, max_entries, protect, keep=keys)
+            if kept is not None and dropped:
+                from memcore.recall.evicted import save_evicted
+
+                out.evicted = save_evicted(ws, {k: kept[k] for k in dropped}, now, max_entries)
+                out.notices.append(
+                    f"the recall store held {found} entries, over "
+                    f"max_entries = {max_entries}; {len(dropped)} were set aside in "
+                    f"{out.evicted} (restore: memcore memory status --fix --restore-evicted)"
+                )
         write_store(
             ws,
             store,
             now,
             before=None if store.quarantined else before,
-            changed={h.key for h in hits},
+            changed=keys,
             removed=dropped,
             complete=False,
+            before_replace=before_replace,
         )
-    # The full path ran because the mirror did not match the file (another tool wrote it, or
-    # it never existed). Rebuild it now, outside the lock, so the next search takes the
-    # patching path again instead of paying a full read every time.
+        out.dropped, out.quarantined = len(dropped), store.quarantined
+        if store.quarantined:
+            out.notices.append(
+                f"the recall store did not parse; moved aside to {store.quarantined}"
+            )
+    return out
+
+
+def fold_logged(ws: Workspace, now: datetime) -> FoldResult | None:
+    """fold_pending for writers that hold the lock for another reason (promote, undo,
+    repair): failures and notices are logged, never raised (the log keeps the recalls)."""
     try:
-        fresh_mirror(ws, now).close()
-    except (sqlite3.Error, OSError, StoreError) as exc:
-        log.warning("could not rebuild the recall index in %s: %s", ws.db_path, exc)
-    return RecordResult(len(hits), [h.key for h in hits], len(dropped), store.quarantined)
+        res = fold_pending(ws, now)
+    except (MemcoreError, OSError, sqlite3.Error) as exc:
+        log.warning("could not fold the recall log into %s: %s", ws.store_path, exc)
+        return None
+    for notice in res.notices:
+        log.warning("%s", notice)
+    return res
 
 
-def _record_fast(
+def _cap_from_config(
+    ws: Workspace, now: datetime
+) -> tuple[int | None, Callable[[dict[str, Any]], bool] | None]:
+    from memcore.errors import ConfigError
+    from memcore.recall.scoring import Thresholds, passes_gates
+    from memcore.workspace.config import dreaming_settings, load_config
+
+    try:
+        s = dreaming_settings(load_config(ws))
+    except ConfigError:
+        return None, None
+    th = Thresholds.from_settings(s).sanitized()
+    return s.max_entries, lambda entry: passes_gates(entry, now, th)
+
+
+def _fold_fast(
     ws: Workspace,
     before: Stat,
-    query: str,
-    hits: list[Hit],
+    events: list[recall_log.Event],
     now: datetime,
     max_entries: int | None,
     protect: Callable[[dict[str, Any]], bool] | None,
-) -> RecordResult | None:
-    """The patching path of recall_patch, with the mirror brought along; None to fall back."""
+    before_replace: Callable[[str], None],
+    out: FoldResult,
+) -> bool:
+    """The patching path of recall.patch, with the mirror brought along; False to fall back."""
     from memcore.recall import patch as recall_patch
 
     try:
         conn = recall_index.connect(ws)
-    except (sqlite3.Error, OSError):
-        return None
+    except (sqlite3.Error, OSError, MemcoreError):
+        return False
     try:
         try:
-            done = recall_patch.try_record(ws, conn, before, query, hits, now, max_entries, protect)
+            done = recall_patch.try_record(
+                ws, conn, before, events, now, max_entries, protect, before_replace
+            )
         except (sqlite3.Error, orjson.JSONDecodeError, ValueError):
-            return None
+            return False
         if done is None:
-            return None
+            return False
         entries, dropped = done
+        out.dropped = len(dropped)
         try:
             recall_index.update_after_write(
                 ws,
@@ -287,7 +427,7 @@ def _record_fast(
             log.warning("could not update the recall index in %s: %s", ws.db_path, exc)
     finally:
         conn.close()
-    return RecordResult(len(hits), [h.key for h in hits], len(dropped), None)
+    return True
 
 
 def enforce_cap(
@@ -337,20 +477,69 @@ def quarantined_files(ws: Workspace) -> list[Path]:
     return sorted(ws.dreams_dir.glob(ws.store_path.name + ".corrupt-*"))
 
 
-def fresh_mirror(ws: Workspace, now: datetime) -> sqlite3.Connection:
-    """A connection whose mirror reflects the store file on disk (rebuilt if it does not)."""
-    conn = recall_index.connect(ws)
+def fresh_mirror(ws: Workspace, now: datetime, *, read_only: bool = False) -> sqlite3.Connection:
+    """A connection whose mirror reflects the store file on disk (rebuilt if it does not).
+
+    With ``read_only`` (previews) nothing of the user's is moved or created: a corrupt store
+    raises StoreCorrupt, and when ``memcore.sqlite`` does not exist, cannot be opened, or
+    recall-log lines are waiting to be folded, the mirror is built in memory (the pending
+    lines applied on top)."""
+    if read_only:
+        events = recall_log.pending_events(ws)
+        if events or not ws.db_path.exists():
+            return _memory_mirror(ws, now, events)
+        try:
+            conn = recall_index.connect(ws)
+        except (sqlite3.Error, OSError, MemcoreError):
+            return _memory_mirror(ws, now, events)
+    else:
+        conn = recall_index.connect(ws)
+    try:
+        _refresh(ws, conn, now, set_aside=not read_only)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _refresh(ws: Workspace, conn: sqlite3.Connection, now: datetime, set_aside: bool) -> None:
     stat = recall_index.file_stat(ws)
     if recall_index.current_meta(conn) == stat and stat is not None:
-        return conn
+        return
     for _ in range(3):
         before = recall_index.file_stat(ws)
-        store = read_store(ws, now=now)
+        store = read_store(ws, now=now, set_aside=set_aside)
         after = recall_index.file_stat(ws)
         if before == after:
             recall_index.replace_all(conn, store.entries, after, store.invalid)
-            return conn
-    recall_index.replace_all(
-        conn, store.entries, None
-    )  # keeps rebuilding until the file holds still
+            return
+    recall_index.replace_all(conn, store.entries, None)  # rebuilt until the file holds still
+
+
+def _memory_mirror(
+    ws: Workspace, now: datetime, events: list[recall_log.Event]
+) -> sqlite3.Connection:
+    store = read_view(ws, now, events)
+    conn = recall_index.memory_connect()
+    recall_index.replace_all(conn, store.entries, None, store.invalid)
     return conn
+
+
+def read_view(ws: Workspace, now: datetime, events: list[recall_log.Event] | None = None) -> Store:
+    """The store as it will be once the pending recall-log lines are folded, normalised, read
+    without writing anything (a corrupt store raises StoreCorrupt)."""
+    if events is None:
+        events = recall_log.pending_events(ws)
+    store = read_store(ws, now=now, set_aside=False)
+    if events:
+        for ev in events:
+            apply_hashed(store.entries, ev.query_hash, ev.hits, ev.at, ev.origin)
+        now_iso = iso_ms(now)
+        keys = {h.key for ev in events for h in ev.hits}
+        for k in keys:
+            n = normalize_entry(k, store.entries[k], now_iso)
+            if n is None:
+                del store.entries[k]
+            else:
+                store.entries[k] = n
+    return store

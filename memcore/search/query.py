@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from memcore.errors import MemcoreError
 from memcore.search.chunks import CJK_RE, Chunk, chunk_markdown, fts_text
 from memcore.search.index import (
     IndexReport,
@@ -78,7 +79,8 @@ COS_FLOOR = 0.05
 COS_FULL = 0.45
 SNIPPET_CHARS = 700
 MAX_QUERY_TERMS = 32
-RECORD_LOCK_TIMEOUT = 3.0  # a search waits at most this long to record, then answers anyway
+RECORD_LOCK_TIMEOUT = 0.0  # a search folds the recall log only if the lock is free now
+INDEX_BUSY_MS = 5000  # a search waits this long for a busy index, then searches a copy
 RECALL_ERRORS = "recall-errors.json"
 
 
@@ -250,28 +252,56 @@ def search(
     record: bool = True,
     settings: DreamingSettings | None = None,
     lock_timeout: float = RECORD_LOCK_TIMEOUT,
+    origin: str = "interactive",
 ) -> SearchResult:
     """Update the index, search it, and record eligible hits in the recall store.
 
-    Recording is best-effort: its failure (the lock busy past ``lock_timeout`` seconds, an
-    unwritable store, an invalid config...) is logged, kept in ``recall-errors.json`` and
-    returned in ``record_error``; the hits are returned regardless.
+    The index is memcore's own data, so a search writes it (and the recall log); when the
+    database is locked, read-only or otherwise unusable the search runs on an index built in
+    memory and says so in ``warnings``. Recording never waits for the workspace lock (the
+    recall log takes the hits); its failure (an unwritable folder, an invalid config...) is
+    logged, kept in ``recall-errors.json`` and returned in ``record_error``; the hits are
+    returned regardless. ``origin`` says what issued the search (entries.ORIGINS).
     """
     from memcore.workspace.clock import utcnow
 
     now = now or utcnow()
-    conn = open_index(ws)
+    warnings: list[str] = []
     try:
-        report = update_index(conn, ws)
-        results = query_index(conn, query, limit)
-    finally:
-        conn.close()
-    warnings = [f"skipped {path}: {reason}" for path, reason in report.skipped]
+        report, results = _search_on_disk(ws, query, limit)
+    except (MemcoreError, sqlite3.Error, OSError) as exc:
+        warnings.append(f"index not updated ({exc}); searched a temporary in-memory index")
+        report, results = _search_in_memory(ws, query, limit)
+    warnings.extend(f"skipped {path}: {reason}" for path, reason in report.skipped)
     out = SearchResult(query=query, results=results, warnings=warnings, index=report)
     if record and results:
-        out.recorded, out.record_error = _record(ws, query, results, now, settings, lock_timeout)
+        out.recorded, out.record_error, notices = _record(
+            ws, query, results, now, settings, lock_timeout, origin
+        )
+        out.warnings.extend(notices)
         _record_memory_access(ws, results, now)
     return out
+
+
+def _search_on_disk(ws: Workspace, query: str, limit: int) -> tuple[IndexReport, list[Any]]:
+    conn = open_index(ws)
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {INDEX_BUSY_MS}")
+        report = update_index(conn, ws)
+        return report, query_index(conn, query, limit)
+    finally:
+        conn.close()
+
+
+def _search_in_memory(ws: Workspace, query: str, limit: int) -> tuple[IndexReport, list[Any]]:
+    """Index the workspace into a throwaway in-memory database and search that."""
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    conn.row_factory = sqlite3.Row
+    try:
+        report = update_index(conn, ws)
+        return report, query_index(conn, query, limit)
+    finally:
+        conn.close()
 
 
 def _record(
@@ -281,7 +311,8 @@ def _record(
     now: datetime,
     settings: DreamingSettings | None,
     lock_timeout: float,
-) -> tuple[int, str | None]:
+    origin: str,
+) -> tuple[int, str | None, list[str]]:
     try:
         from memcore.recall.scoring import Thresholds, passes_gates
         from memcore.recall.store import record_recalls
@@ -289,7 +320,7 @@ def _record(
 
         cfg = load_config(ws)
         if not get_bool(cfg, "search", "record", True):
-            return 0, None  # the user turned recall recording off ([search] record = false)
+            return 0, None, []  # the user turned recall recording off ([search] record = false)
         s = settings if settings is not None else dreaming_settings(cfg)
         th = Thresholds.from_settings(s).sanitized()
         res = record_recalls(
@@ -300,14 +331,21 @@ def _record(
             max_entries=s.max_entries,
             protect=lambda entry: passes_gates(entry, now, th),
             lock_timeout=lock_timeout,
+            origin=origin,
         )
     except Exception as exc:
         message = f"recall recording failed: {exc}"
         log.warning("%s", message)
         _save_record_error(ws, now, message, query)
-        return 0, message
-    _mark_resolved(ws, now)
-    return res.recorded, None
+        return 0, message, []
+    if res.fold_error:
+        message = f"recall recording failed: {res.fold_error}"
+        log.warning("%s", message)
+        _save_record_error(ws, now, message, query)
+        return res.recorded, message, res.notices
+    if res.folded:
+        _mark_resolved(ws, now)
+    return res.recorded, None, res.notices
 
 
 def _save_record_error(ws: Workspace, now: datetime, message: str, query: str) -> None:
