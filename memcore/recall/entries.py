@@ -175,7 +175,7 @@ def _is_int(value: object) -> TypeGuard[int | float]:
     return isinstance(value, float) and math.isfinite(value) and value.is_integer()
 
 
-def _is_line(value: Any) -> bool:
+def _is_line(value: object) -> TypeGuard[int | float]:
     """A whole number SQLite can hold (values below 1 are clamped to line 1 by the caller)."""
     return _is_int(value) and -MAX_INT <= value <= MAX_INT
 

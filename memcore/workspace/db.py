@@ -154,7 +154,7 @@ def _open_checked(path: Path) -> sqlite3.Connection:
     if rows != ["ok"]:
         conn.close()
         err = sqlite3.DatabaseError("quick_check: " + "; ".join(map(str, rows))[:300])
-        err.sqlite_errorcode = 11  # type: ignore[attr-defined]
+        err.sqlite_errorcode = 11
         raise err
     _checked[seen[0]] = seen[1]
     return conn

@@ -55,7 +55,8 @@ def foreign_lines(text: str) -> set[int]:
             continue
         m = _DREAM_OPEN_RE.search(line)
         if m is not None and not _DREAM_CLOSE_RE.search(line):
-            in_dream, _ = True, out.add(i)
+            in_dream = True
+            out.add(i)
             continue
         cm = _CONTEXT_OPEN_RE.search(line)
         if cm is not None:
