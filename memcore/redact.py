@@ -26,11 +26,14 @@ Kinds (stable: new ones may be added, none renamed), see ``KINDS``:
 - ``url-credentials``: the password of ``scheme://user:pw@host`` or a secret query parameter
   (``?access_token=``, ``&api_key=``, ``X-Amz-Signature=`` …).
 - ``password``: a value under a password-like name in any syntax (JSON, YAML, ``.env``,
-  ``--password``, ``mysql -p…``, "the password is …").
+  ``--password``, ``mysql -p…``, ``redis-cli -a …``, ``.netrc``, "the password for staging
+  is …").
 - ``env-secret``: ``NAME=value`` with an upper-case environment name (``*_TOKEN``,
   ``*_SECRET``, ``*_KEY`` …).
 - ``json-secret``: a value under a secret-looking key in JSON, YAML, TOML, INI, XML or code.
 - ``cli-secret``: the value of a ``--token``, ``--api-key`` or ``--secret`` flag.
+- ``secret``: a key, token or secret named in prose ("the API key for CI is …").
+- ``cookie``: a random-looking value in a ``Cookie:`` or ``Set-Cookie:`` header.
 
 Vendor shapes are checked first, so ``GITHUB_TOKEN=ghp_…`` reads ``[REDACTED:github-token]``.
 A name only counts with a value that fits it: ``*_KEY`` or ``auth`` need a random-looking
@@ -89,6 +92,8 @@ KINDS: tuple[str, ...] = (
     "env-secret",
     "json-secret",
     "cli-secret",
+    "secret",
+    "cookie",
 )
 
 
@@ -440,7 +445,8 @@ _TOKEN_RULES: list[_Rule] = [
     _Rule(
         "gitlab-token",
         re.compile(
-            r"(?P<s>gl(?<![A-Za-z0-9_-]gl)(?:pat|dt|rt|ptt|cbt|oas|ft|imt|soat)-[A-Za-z0-9_-]{20,}+)"
+            r"(?P<s>gl(?<![A-Za-z0-9_-]gl)(?:pat|dt|rt|ptt|cbt|oas|ft|imt|soat)-"
+            r"[A-Za-z0-9_-]{20,}+)"
         ),
     ),
     _Rule("npm-token", re.compile(r"(?P<s>npm_(?<![A-Za-z0-9_]npm_)[A-Za-z0-9]{30,}+)")),
@@ -549,12 +555,12 @@ _URL_QUERY = re.compile(
 )
 
 
-_URL_EXAMPLE = _set("pass password passwd pw pwd secret token")
+_EXAMPLE_PASSWORDS = _set("pass password passwd pw pwd secret token")
 
 
 def _url_password(m: re.Match[str], text: str) -> str | None:
     value = m["s"]
-    if _rejected(value, quoted=True) or value.lower() in _URL_EXAMPLE:
+    if _rejected(value, quoted=True) or value.lower() in _EXAMPLE_PASSWORDS:
         return None  # user:pass@host, the textbook example
     return "url-credentials"
 
@@ -581,12 +587,14 @@ _VALUE = (
     r"(?:\\?\"(?P<dq>(?:[^\"\\\n]|\\[^\"\n]){1,2048}+)\\?\""
     r"|\\?'(?P<sq>(?:[^'\\\n]|\\[^'\n]){1,2048}+)\\?'"
     r"|`(?P<bq>[^`\n]{1,2048}+)`"
-    # unquoted: up to a delimiter, an "&" or an "=" that starts another assignment
-    r"|(?P<uq>(?:[^\s\"'`,;)}\]<>|\\&=]|=(?![^\s\"'`,;)}\]<>|\\&=])){1,512}+))"
+    # unquoted: up to a delimiter or an "=" that starts another assignment
+    r"|(?P<uq>(?:[^\s\"'`,;)}\]<>|\\=]|=(?![^\s\"'`,;)}\]<>|\\=])){1,512}+))"
 )
 _VALUE_GROUPS = ("dq", "sq", "bq", "uq")
 _ASSIGN = re.compile(
-    r"(?:(?<=\$env:)|(?<![A-Za-z0-9_.$:-]))" + _GATE + r"(?P<key>[A-Za-z_$][A-Za-z0-9_.$-]{0,80}+)"
+    r"(?:(?<=\$env:)|(?<![A-Za-z0-9_.$:-]))"  # a key starts a word; PowerShell's $env:NAME too
+    + _GATE
+    + r"(?P<key>[A-Za-z_$][A-Za-z0-9_.$-]{0,80}+)"
     r"\\?[\"'`]?(?:\*\*|__)?"
     r"(?:(?P<sp>[ \t]{0,3}+)(?P<sep>:=|=>|=|:)(?![:=])|[ \t]++(?P<is>is)[ \t]++)"
     r"(?:\*\*|__)?[ \t]{0,3}+" + _VALUE
@@ -600,9 +608,15 @@ _XML = re.compile(
 )
 _DB_CLI = re.compile(r"-(?<![A-Za-z0-9_-]-)p(?P<s>[^\s'\"-][^\s'\"]{3,255}+)")
 _LOGIN_CLI = re.compile(r"-(?<![A-Za-z0-9_-]-)p[ \t]++(?P<s>[^\s'\"-][^\s'\"]{3,255}+)")
+_REDIS_CLI = re.compile(r"-(?<![A-Za-z0-9_-]-)a[ \t]++(?P<s>[^\s'\"-][^\s'\"]{3,255}+)")
 
 _GATE_HITS = re.compile(_GATE_WORDS)
 _KEY_RUN = re.compile(r"[a-z0-9_.$-]{0,82}")
+
+
+def _gate_hits(low: str) -> Iterable[int]:
+    """Where a gate word starts."""
+    return (m.start() for m in _GATE_HITS.finditer(low))
 
 
 def _key_starts(low: str) -> Iterable[int]:
@@ -648,8 +662,10 @@ _STOP = _set(
     " omitted removed elided lambda function await async yield not"
 )
 _PLACEHOLDER = re.compile(
-    r"(?i)^(?:<.*|\{\{.*|\{[A-Za-z_][A-Za-z0-9_.!:]*\}?|#[0-9a-f]{3,8}|[a-z]+\?|\$\{.*|\$\(.*|\$[A-Za-z_].*|%\(?[A-Za-z_].*|\*{2,}.*|x{4,}|\.{3,}|…|•+"
-    r"|\?+|_+|-+|#+|your[_-].*|(?:insert|replace|put|enter|add)[_-].*|.*[_-]here|.*(?:\.\.\.|…|\*\*\*).*|(?:\\[nrt]|\s)+"
+    r"(?i)^(?:<.*|\{\{.*|\{[A-Za-z_][A-Za-z0-9_.!:]*\}?|\$\{.*|\$\(.*|\$[A-Za-z_].*"
+    r"|%\(?[A-Za-z_].*|#[0-9a-f]{3,8}|[a-z]+\?|\*{2,}.*|x{4,}|\.{3,}|…|•+|\?+|_+|-+|#+"
+    r"|your[_-].*|(?:insert|replace|put|enter|add)[_-].*|.*[_-]here"
+    r"|.*(?:\.\.\.|…|\*\*\*).*|(?:\\[nrt]|\s)+"
     r"|!(?:vault|ref|sub|getatt|secret)\b.*|@microsoft\.keyvault.*|&.*|\*[A-Za-z_].*"
     r"|arn:.*|op://.*|vault:.*|ref\+.*|sops:.*|file:.*|secret://.*|\[redacted.*)$"
 )
@@ -728,8 +744,10 @@ def _random_like(value: str) -> bool:
         return False
     if not (any(c.isalpha() for c in v) and any(c.isdigit() for c in v)):
         return False
-    if _UUID.match(v) or _LOWER_PATH.match(v) or _DOTTED.match(v) or _SLUG.match(v):
+    if _UUID.match(v) or _LOWER_PATH.match(v) or _SLUG.match(v):
         return False
+    if _DOTTED.match(v) and not _mixed(v):
+        return False  # settings.API_KEY, self.token
     if _VERSION.match(v) or _DATE.match(v):
         return False
     return _entropy(v) >= 3.0
@@ -870,7 +888,39 @@ def _xml(m: re.Match[str], text: str) -> str | None:
 
 
 def _cli_password(m: re.Match[str], text: str) -> str | None:
-    return None if _rejected(m["s"]) or m["s"].isdigit() else "password"
+    value = m["s"]
+    if _rejected(value) or value.isdigit() or value.lower() in _EXAMPLE_PASSWORDS:
+        return None
+    return "password"
+
+
+# "the password for staging is …", "my API key: …", 'use password "…"'
+_PROSE = re.compile(
+    r"(?<![A-Za-z0-9_.:-])(?P<name>(?i:password|passphrase|passwd|key|token|secret))"
+    r"(?:[ \t]+(?:for|of|on|to|at|in)(?:[ \t]+[^\s:=\"'`]{1,30}){1,4}?)?"
+    r"(?:[ \t]+(?:is|was)[ \t]+(?:now[ \t]+|still[ \t]+)?|[ \t]*[:=][ \t]*|[ \t]+(?=[\"'`]))"
+    + _VALUE
+)
+_KEY_QUALIFIER = re.compile(r"(?i)(?<![a-z])(?:api|access|secret|private)[ _-]?\Z")
+_NETRC = re.compile(r"password(?<![A-Za-z0-9_-]password)[ \t]+(?P<s>[^\s'\"]{4,512}+)")
+_COOKIE = re.compile(r"[:;][ \t]*(?P<name>[A-Za-z0-9_.%-]{1,64}+)=(?P<s>[^;\s,\"'\\]{16,4096}+)")
+
+
+def _prose(m: re.Match[str], text: str) -> str | None:
+    _, value, quoted = _value(m)
+    if _rejected(value, quoted) or _WORDY.match(value):
+        return None
+    name = m["name"].lower()
+    if name == "key" and not _KEY_QUALIFIER.search(text, max(0, m.start() - 8), m.start()):
+        return None  # "the key is …" could be anything; "the API key is …" is a secret
+    if name in ("password", "passphrase", "passwd"):
+        ok = _password_like(value) or (quoted and len(value) >= 4 and value == value.strip())
+        return "password" if ok else None
+    return "secret" if _random_like(value) else None
+
+
+def _cookie(m: re.Match[str], text: str) -> str | None:
+    return "cookie" if _random_like(m["s"]) or m["s"].startswith("eyJ") else None
 
 
 _NAME_RULES: list[_Rule] = [
@@ -889,8 +939,36 @@ _NAME_RULES: list[_Rule] = [
         hints=("login",),
         context=re.compile(r"\b(?:docker|podman|nerdctl|buildah|skopeo|helm)\b[^\n]*\blogin\b"),
     ),
+    _Rule(
+        "password",
+        _REDIS_CLI,
+        judge=_cli_password,
+        hints=("redis-cli",),
+        context=re.compile(r"\bredis-cli\b"),
+    ),
     _Rule("cli-secret", _FLAG, group=_VALUE_GROUPS, judge=_flag, hints=("-",)),
     _Rule("json-secret", _ASSIGN, group=_VALUE_GROUPS, judge=_assign, starts=_key_starts),
+    _Rule(
+        "secret",
+        _PROSE,
+        group=_VALUE_GROUPS,
+        judge=_prose,
+        starts=_gate_hits,
+    ),
+    _Rule(
+        "password",
+        _NETRC,
+        judge=_cli_password,
+        hints=("machine",),
+        context=re.compile(r"\bmachine[ \t]+\S+[ \t]+login\b"),
+    ),
+    _Rule(
+        "cookie",
+        _COOKIE,
+        judge=_cookie,
+        hints=("cookie",),
+        context=re.compile(r"(?i)(?<![a-z0-9_-])(?:set-)?cookie\\?[\"']?[ \t]*:"),
+    ),
 ]
 
 # --- AWS secret keys by shape -----------------------------------------------------------------

@@ -203,7 +203,8 @@ SECRETS: list[tuple[str, str, str]] = [
         "azure-sas",
     ),
     (
-        "https://payrail.blob.core.windows.net/exports/x.csv?sv=2022-11-02&sp=r&sig=Qm8Zx2Vk9Lp4Nb7Wt3Rs%2B6Hd%3D",
+        "https://payrail.blob.core.windows.net/exports/x.csv?sv=2022-11-02&sp=r"
+        "&sig=Qm8Zx2Vk9Lp4Nb7Wt3Rs%2B6Hd%3D",
         "Qm8Zx2Vk9Lp4Nb7Wt3Rs",
         "azure-sas",
     ),
@@ -237,6 +238,25 @@ SECRETS: list[tuple[str, str, str]] = [
         "cli-secret",
     ),
     ("- **DB password**: `Pa55-word!`", "Pa55-word!", "password"),
+    ("The root password for the staging box is Tr0ub4dor&3 now", "Tr0ub4dor&3", "password"),
+    ('use password "hunter2x" for the old box', "hunter2x", "password"),
+    (
+        "machine api.heroku.com login me@example.com password 01234abcd-ef9",
+        "01234abcd-ef9",
+        "password",
+    ),
+    ("my API key is 9f3Kx2LmQ8vB7nZ4cW1tR6y, please keep it", "9f3Kx2LmQ8vB7nZ4cW1tR6y", "secret"),
+    (
+        "Set-Cookie: sessionid=Zq7Xr2Lk9Vm4Np8Ws3Ty6Bd1; Path=/; HttpOnly",
+        "Zq7Xr2Lk9Vm4Np8Ws3Ty6Bd1",
+        "cookie",
+    ),
+    ("redis-cli -h cache.internal -a S3cret-Redis-Pass ping", "S3cret-Redis-Pass", "password"),
+    (
+        "SENDGRID_API_KEY=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",
+        "Zq7Xr2Lk9Vm4Np8Ws3Ty6B.d1Hf5Gj0Cx2Ae7RuQw3ErTy8Ui4OpAsDfGhJkLzXcVb",
+        "env-secret",
+    ),
 ]
 
 CLEAN: list[str] = [
@@ -296,4 +316,11 @@ CLEAN: list[str] = [
     "api_key = settings.API_KEY",
     "secret_key = SECRET_KEY",
     "if password == confirm:",
+    "the password for the admin user is stored in Vault",
+    "The password of the root account is rotated weekly.",
+    "the api key is in vault, ask ops",
+    'Password "required" flag was removed',
+    "Cookie: theme=dark; lang=en",
+    "token: next_marker",
+    "the access token for CI expires in 3600 seconds",
 ]
