@@ -12,7 +12,7 @@ import time
 import pytest
 
 from memcore.errors import LockBusy
-from memcore.workspace.core import Workspace, shared_lock_owner
+from memcore.workspace.core import Workspace, pid_alive, shared_lock_owner
 
 
 def _openclaw_holder(ws: Workspace) -> subprocess.Popen[str]:
@@ -56,7 +56,10 @@ def test_openclaw_sees_memcore_as_a_live_holder(ws: Workspace) -> None:
     with ws.lock(timeout=1):
         pid, _ = shared_lock_owner(ws.lock_path)
         # From another process's point of view the owner is alive: OpenClaw would wait.
-        probe = subprocess.run([sys.executable, "-c", f"import os; os.kill({pid}, 0)"], check=False)
+        probe = subprocess.run(
+            [sys.executable, "-c", f"import psutil, sys; sys.exit(not psutil.pid_exists({pid}))"],
+            check=False,
+        )
         assert pid == os.getpid() and probe.returncode == 0
         with pytest.raises(FileExistsError):
             os.open(ws.lock_path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
@@ -107,3 +110,47 @@ def test_reentrant_and_threads_exclude_each_other(ws: Workspace) -> None:
     t.join(10)
     assert order == ["nested", "outer-end", "thread"]
     assert not ws.lock_path.exists()
+
+
+def test_lock_owner_checks_never_signal_a_process(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Live and dead owners, and a dead owner's temp file, are told apart without memcore
+    calling ``os.kill`` (``os.kill(pid, 0)`` terminates the process on Windows). psutil's own
+    POSIX probe, signal 0, delivers nothing and is let through; any real signal fails."""
+    real_kill = os.kill
+    sent: list[tuple[str, int, int]] = []
+
+    def no_signals(pid: int, sig: int) -> None:
+        caller = sys._getframe(1).f_code.co_filename
+        sent.append((caller, pid, sig))
+        if sig != 0 or "psutil" not in caller:
+            raise AssertionError(f"signal {sig} sent to process {pid} from {caller}")
+        real_kill(pid, sig)
+
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    holder = _openclaw_holder(ws)
+    monkeypatch.setattr(os, "kill", no_signals)
+    try:
+        assert shared_lock_owner(ws.lock_path) == (holder.pid, False)
+        assert pid_alive(holder.pid) and not pid_alive(int(dead))
+        with pytest.raises(LockBusy, match=f"process {holder.pid}"), ws.lock(timeout=0.2):
+            pass
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.write("\n")
+        holder.stdin.close()
+        holder.wait(10)
+        holder.stdout.close()  # type: ignore[union-attr]
+    leftover = ws.lock_path.with_name(f".{ws.lock_path.name}.{dead}.0123abcd.tmp")
+    leftover.write_text(f"{dead}:1700000000000\n")
+    ws.lock_path.write_text(f"{dead}:1700000000000\n")  # a dead owner's lock file
+    with ws.lock(timeout=2):
+        assert ws.lock_path.read_text().startswith(f"{os.getpid()}:")
+    assert not leftover.exists()  # the dead owner's temp file was cleaned up
+    assert all("psutil" in caller and sig == 0 for caller, _, sig in sent)

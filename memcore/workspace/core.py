@@ -167,13 +167,16 @@ def shared_lock_owner(path: Path) -> tuple[int | None, bool]:
     pid = int(m.group(1))
     if pid == os.getpid():
         return pid, True  # this process holds the kernel lock, so no thread of ours holds it
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return pid, True
-    except OSError:
-        return pid, False  # EPERM and the like: alive
-    return pid, False
+    return pid, not pid_alive(pid)
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process ``pid`` exists (a process of another user counts). Asks the OS
+    through psutil and never sends a signal: ``os.kill(pid, 0)`` would terminate the process
+    on Windows."""
+    import psutil  # imported here: only lock contention needs it
+
+    return pid > 0 and psutil.pid_exists(pid)
 
 
 def _take_shared_lock(path: Path, deadline: float, timeout: float) -> bytes:
@@ -234,13 +237,9 @@ def _clean_lock_temps(path: Path) -> None:
         pid_text = name[len(prefix) :].split(".", 1)[0]
         if not pid_text.isdigit() or int(pid_text) == os.getpid():
             continue
-        try:
-            os.kill(int(pid_text), 0)
-        except ProcessLookupError:
+        if not pid_alive(int(pid_text)):
             with contextlib.suppress(OSError):
                 os.unlink(path.parent / name)
-        except OSError:
-            pass
 
 
 def _drop_shared_lock(path: Path, token: bytes) -> None:
