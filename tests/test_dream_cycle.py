@@ -8,9 +8,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from memcore.dream import cycle, review, tables
-from memcore.dream.apply import StalePlan
 from memcore.dream.settings import consolidation_settings
-from memcore.errors import ConfigError
+from memcore.errors import ConfigError, StalePlan
 from memcore.journal import runs as journal
 from memcore.recall import ledger
 from memcore.workspace.config import load_config

@@ -8,8 +8,8 @@ import pytest
 
 from memcore.dream import cycle, tables
 from memcore.dream.setmeta import set_entry
-from memcore.dream.undo import UndoConflict, undo_run
-from memcore.errors import InputError
+from memcore.dream.undo import undo_run
+from memcore.errors import InputError, UndoConflict
 from memcore.journal import runs as journal
 from memcore.recall import ledger
 from memcore.workspace.core import Workspace

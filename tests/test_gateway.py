@@ -10,7 +10,8 @@ import httpx
 import pytest
 from click.testing import CliRunner
 
-from memcore.gateway.server import PortInUse, bind_socket
+from memcore.errors import PortInUse
+from memcore.gateway.server import bind_socket
 from memcore.gateway.workspaces import build_served, pick, workspaces_from_user_file
 from memcore.recall.store import read_store
 from memcore.workspace.core import Workspace

@@ -8,16 +8,8 @@ import socket
 
 import pytest
 
-from memcore.errors import ConfigError
-from memcore.judge.llm import (
-    LLM,
-    ExtractiveLLM,
-    LLMError,
-    OpenAICompatibleLLM,
-    Usage,
-    llm_settings,
-    make_llm,
-)
+from memcore.errors import ConfigError, LLMError
+from memcore.judge.llm import LLM, ExtractiveLLM, OpenAICompatibleLLM, Usage, llm_settings, make_llm
 from memcore.sessions.prompts import RequestSource, build_messages
 from memcore.workspace.config import load_config
 from tests.chat_server import Reply, chat_server

@@ -15,7 +15,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from memcore.errors import InputError
+from memcore.errors import StalePlan
 from memcore.journal import runs as journal
 from memcore.journal import wal
 from memcore.journal.runs import Change
@@ -35,10 +35,6 @@ from memcore.workspace.entries import (
     parse,
     render,
 )
-
-
-class StalePlan(InputError):
-    """MEMORY.md changed between the plan and its application; nothing was applied."""
 
 
 @dataclass

@@ -125,7 +125,8 @@ def _resolve(
     ws: Workspace, item_id: int, choice: str, *, now: datetime, trigger: str
 ) -> dict[str, Any]:
     """Apply a review decision as its own journaled run (see :func:`resolve`)."""
-    from memcore.dream.apply import MergeOp, Op, RemoveOp, StalePlan, apply_ops
+    from memcore.dream.apply import MergeOp, Op, RemoveOp, apply_ops
+    from memcore.errors import StalePlan
     from memcore.journal import runs as journal
     from memcore.recall.ledger import Meta
 

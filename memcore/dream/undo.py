@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from memcore.dream import tables
-from memcore.errors import InputError
+from memcore.errors import InputError, UndoConflict
 from memcore.journal import runs as journal
 from memcore.journal import wal
 from memcore.journal.runs import Change
@@ -34,10 +34,6 @@ from memcore.workspace.entries import Document, content_hash, insert_at, parse, 
 #: Heading of the section ``memcore.promote`` appends (kept in step with promote.SECTION_PREFIX).
 PROMOTED_SECTION = "## Promoted From Short-Term Memory"
 _TOP_HEADING_RE = re.compile(r"#{1,2}\s")
-
-
-class UndoConflict(InputError):
-    """A later edit conflicts with the undo; nothing was changed."""
 
 
 def _same(a: str | None, b: str | None) -> bool:

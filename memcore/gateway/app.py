@@ -21,11 +21,11 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from memcore import __version__
-from memcore.errors import ConfigError, InputError, LockBusy, MemcoreError
+from memcore.errors import HTTPProblem, MemcoreError, error_class
 from memcore.gateway import api
-from memcore.gateway.scheduler import Busy, Scheduler, in_daemon_thread
-from memcore.gateway.security import Guard, HTTPProblem, Schema, read_json
-from memcore.gateway.workspaces import Served, UnknownWorkspace, pick
+from memcore.gateway.scheduler import Scheduler, in_daemon_thread
+from memcore.gateway.security import Guard, Schema, read_json
+from memcore.gateway.workspaces import Served, pick
 from memcore.schedule import jobs as schedule
 from memcore.workspace.clock import utcnow
 
@@ -78,18 +78,6 @@ def _json(data: Any, status: int = 200) -> JSONResponse:
     return JSONResponse(data, status_code=status, headers=SECURITY_HEADERS)
 
 
-def _error_status(exc: MemcoreError) -> int:
-    if isinstance(exc, UnknownWorkspace):
-        return 404
-    if isinstance(exc, Busy | LockBusy):
-        return 409
-    if isinstance(exc, InputError):
-        return 400
-    if isinstance(exc, ConfigError):
-        return 422
-    return 422
-
-
 def endpoint(
     gw: Gateway, fn: Callable[[Gateway, Request], Awaitable[Response]], *, mutating: bool
 ) -> Handler:
@@ -104,7 +92,7 @@ def endpoint(
         except HTTPProblem as p:
             return _json({"error": p.message}, p.status)
         except MemcoreError as exc:
-            return _json({"error": str(exc)}, _error_status(exc))
+            return _json({"error": str(exc)}, exc.http_status)
         except Exception:
             log.exception("request failed: %s %s", request.method, request.url.path)
             return _json({"error": "internal error; see the gateway log"}, 500)
@@ -209,17 +197,11 @@ async def promote_route(gw: Gateway, request: Request) -> Response:
 
 
 def _raise_failed(outcome: schedule.RunOutcome) -> None:
+    """A failed job run as the HTTP status of its error class (500 for anything else)."""
     if outcome.status != "failed":
         return
-    status = (
-        409
-        if outcome.error_type == "LockBusy"
-        else 500
-        if outcome.error_type
-        not in ("ConfigError", "WorkspaceError", "StoreError", "InputError", "MemcoreError")
-        else 422
-    )
-    raise HTTPProblem(status, outcome.error or "run failed")
+    cls = error_class(outcome.error_type or "")
+    raise HTTPProblem(cls.http_status if cls else 500, outcome.error or "run failed")
 
 
 async def dream_route(gw: Gateway, request: Request) -> Response:
@@ -282,14 +264,9 @@ async def review_resolve(gw: Gateway, request: Request) -> Response:
         raise HTTPProblem(400, "field 'item' must be a positive review item id")
     if choice not in REVIEW_CHOICES:
         raise HTTPProblem(400, f"field 'choice' must be one of {', '.join(REVIEW_CHOICES)}")
-    from memcore.dream.apply import StalePlan
-
-    try:
-        out = await gw.scheduler.exclusive(
-            s, "review", lambda: api.resolve_review(s.ws, item, choice, utcnow())
-        )
-    except StalePlan as exc:
-        raise HTTPProblem(409, str(exc)) from None
+    out = await gw.scheduler.exclusive(
+        s, "review", lambda: api.resolve_review(s.ws, item, choice, utcnow())
+    )
     gw.scheduler.wake()
     return _json({**out, "choice": choice, "workspace": s.name})
 

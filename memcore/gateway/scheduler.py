@@ -19,7 +19,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
-from memcore.errors import MemcoreError
+from memcore.errors import Busy, MemcoreError
 from memcore.gateway.workspaces import Served
 from memcore.journal import wal
 from memcore.schedule import jobs as schedule
@@ -28,12 +28,6 @@ from memcore.workspace.clock import iso_ms, utcnow
 
 log = logging.getLogger("memcore.gateway")
 T = TypeVar("T")
-
-
-class Busy(MemcoreError):
-    """A run of this workspace is already in progress (HTTP 409)."""
-
-    exit_code = 75
 
 
 async def in_daemon_thread(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:

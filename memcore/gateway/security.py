@@ -19,17 +19,10 @@ from urllib.parse import urlsplit
 
 from starlette.requests import Request
 
+from memcore.errors import HTTPProblem
+
 DEFAULT_MAX_BODY = 64 * 1024
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
-
-
-class HTTPProblem(Exception):
-    """An answer with a status code and a one-line message (rendered as ``{"error": ...}``)."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
 
 
 def new_token() -> str:

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from memcore.errors import MemcoreError
+from memcore.errors import PortInUse
 from memcore.gateway.app import Gateway, create_app
 from memcore.gateway.scheduler import Scheduler
 from memcore.gateway.security import Guard, is_loopback
@@ -28,10 +28,6 @@ if TYPE_CHECKING:
     import uvicorn
 
 log = logging.getLogger("memcore.gateway")
-
-
-class PortInUse(MemcoreError):
-    """The address cannot be bound (exit 1 with a clear message)."""
 
 
 def bind_socket(host: str, port: int) -> socket.socket:

@@ -21,14 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memcore.errors import ConfigError, InputError
+from memcore.errors import ConfigError, UnknownWorkspace
 from memcore.workspace.core import Workspace
 
 USER_FILE = "gateway.toml"
-
-
-class UnknownWorkspace(InputError):
-    """A request named a workspace the gateway does not serve (HTTP 404)."""
 
 
 @dataclass(frozen=True)

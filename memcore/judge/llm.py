@@ -18,20 +18,11 @@ import urllib.request
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeGuard, runtime_checkable
 
-from memcore.errors import ConfigError, MemcoreError
+from memcore.errors import ConfigError, LLMError
 from memcore.workspace.config import Config, get_choice, get_number, get_str
 
 PROVIDERS = ("extractive", "openai")
 EXTRACTIVE_NAME = "extractive"
-
-
-class LLMError(MemcoreError):
-    """A model call failed (HTTP error, timeout, connection, malformed answer)."""
-
-    def __init__(self, message: str, *, kind: str = "error", status: int | None = None) -> None:
-        super().__init__(message)
-        self.kind = kind
-        self.status = status
 
 
 @dataclass(frozen=True)

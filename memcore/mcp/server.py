@@ -97,7 +97,9 @@ def build_server(ws: Workspace) -> Any:
         try:
             return fn(*args, **kwargs)
         except MemcoreError as exc:
-            raise ToolError(str(exc)) from None
+            # The class and its HTTP status tell an agent whether to fix the call (4xx), try
+            # again later (409: a run holds the workspace) or give up (5xx).
+            raise ToolError(f"{type(exc).__name__} ({exc.http_status}): {exc}") from None
 
     @server.tool()
     def memory_search(query: str, limit: int = 10) -> dict[str, Any]:

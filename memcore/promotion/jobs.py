@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from memcore.errors import MemcoreError
-from memcore.schedule.jobs import Job, JobSkipped, cron_next_due, register_job
+from memcore.errors import JobSkipped, MemcoreError
+from memcore.schedule.jobs import Job, cron_next_due, register_job
 from memcore.schedule.state import JobState
 from memcore.workspace.core import Workspace
 

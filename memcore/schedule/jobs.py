@@ -22,7 +22,7 @@ from datetime import datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from memcore.errors import InputError, MemcoreError
+from memcore.errors import InputError, JobSkipped, MemcoreError
 from memcore.schedule.state import (
     JobState,
     _finish_run,
@@ -69,15 +69,6 @@ JOB_MODULES: tuple[str, ...] = (
     "memcore.dream.jobs",
     "memcore.sessions.jobs",
 )
-
-
-class JobSkipped(Exception):
-    """Raised by ``Job.run`` to record the slot as done without doing anything (with a reason)."""
-
-    def __init__(self, reason: str, result: dict[str, Any] | None = None) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.result = result or {}
 
 
 @dataclass(frozen=True)

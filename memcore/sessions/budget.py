@@ -13,7 +13,7 @@ import sqlite3
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from memcore.errors import MemcoreError
+from memcore.errors import BudgetExhausted
 from memcore.judge.llm import Usage
 from memcore.sessions.store import transaction
 from memcore.workspace.clock import iso_ms
@@ -21,10 +21,6 @@ from memcore.workspace.clock import iso_ms
 MAX_INPUT_TOKENS = 16_000
 MAX_SOURCES_PER_CALL = 24
 CHUNK_BYTES = 5_000
-
-
-class BudgetExhausted(MemcoreError):
-    """The next call does not fit today's token budget; it waits for tomorrow (00:00 UTC)."""
 
 
 def day_of(now: datetime) -> str:

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from memcore.judge.llm import LLM, LLMError
+from memcore.errors import LLMError
+from memcore.judge.llm import LLM
 from memcore.sessions import budget as bud
 from memcore.sessions.lease import Lease
 from memcore.sessions.prompts import (

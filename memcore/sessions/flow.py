@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from memcore.errors import MemcoreError
+from memcore.errors import SourceChanged
 from memcore.sessions.calls import Caller
 from memcore.sessions.prompts import RequestSource
 from memcore.sessions.settings import user_dir
@@ -31,10 +31,6 @@ from memcore.sessions.store import (
 from memcore.workspace.db import connect
 
 USER_DB_NAME = "global.sqlite"
-
-
-class SourceChanged(MemcoreError):
-    """A source changed under the run; its publication was abandoned (it stays queued)."""
 
 
 def open_user_db() -> sqlite3.Connection:

@@ -10,8 +10,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from memcore.errors import MemcoreError
-from memcore.schedule.jobs import Job, JobSkipped, JobState, register_job
+from memcore.errors import JobSkipped, MemcoreError
+from memcore.schedule.jobs import Job, JobState, register_job
 from memcore.workspace.core import Workspace
 
 POLL = timedelta(hours=1)

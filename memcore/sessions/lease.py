@@ -12,16 +12,12 @@ import sqlite3
 import uuid
 from datetime import datetime, timedelta
 
-from memcore.errors import LockBusy, MemcoreError
+from memcore.errors import LeaseLost, LockBusy
 from memcore.sessions.store import transaction
 from memcore.workspace.clock import iso_ms, parse_iso
 
 LEASE_NAME = "sessions-dream"
 DEFAULT_TTL = timedelta(minutes=15)
-
-
-class LeaseLost(MemcoreError):
-    """Another run took the lease over (ours expired); this run must stop writing."""
 
 
 class Lease:

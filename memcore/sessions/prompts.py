@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from memcore.errors import MemcoreError
+from memcore.errors import BadAnswer
 from memcore.redact import redact
 
 SYSTEM_PROMPT = """\
@@ -34,10 +34,6 @@ temporary progress or status, PR numbers, commit hashes.
 Answer with one JSON object and nothing else:
 {"memory": "- first entry\\n- second entry", "used": ["ids of the sources you relied on"]}
 """
-
-
-class BadAnswer(MemcoreError):
-    """The model's answer failed validation; nothing was written."""
 
 
 @dataclass(frozen=True)

@@ -16,20 +16,22 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from memcore.errors import InputError, MemcoreError
-from memcore.judge.llm import LLM, LLMError, make_llm
-from memcore.sessions import catalog
-from memcore.sessions.budget import BudgetExhausted, split_utf8
-from memcore.sessions.calls import Caller
-from memcore.sessions.flow import (
+from memcore.errors import (
+    BadAnswer,
+    BudgetExhausted,
+    InputError,
+    LeaseLost,
+    LLMError,
+    MemcoreError,
     SourceChanged,
-    flow_up,
-    latest_projects,
-    mirror_project,
-    open_user_db,
 )
-from memcore.sessions.lease import DEFAULT_TTL, Lease, LeaseLost
-from memcore.sessions.prompts import BadAnswer, RequestSource
+from memcore.judge.llm import LLM, make_llm
+from memcore.sessions import catalog
+from memcore.sessions.budget import split_utf8
+from memcore.sessions.calls import Caller
+from memcore.sessions.flow import flow_up, latest_projects, mirror_project, open_user_db
+from memcore.sessions.lease import DEFAULT_TTL, Lease
+from memcore.sessions.prompts import RequestSource
 from memcore.sessions.settings import SessionsSettings, project_id, sessions_settings
 from memcore.sessions.store import (
     Source,
