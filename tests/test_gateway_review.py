@@ -202,21 +202,21 @@ def test_sessions_route_shows_last_report_and_health(ws: Workspace) -> None:
     with gateway([ws], scheduler=False) as (_, client, _served):
         first = client.get("/api/sessions")
         assert first.status_code == 200, first.text
-        assert first.json()["status"]["last_run"] is None
+        assert first.json()["status"]["lastRun"] is None
         assert sorted(first.json()["status"]["candidates"]) == ["alpha", "beta"]
         sessions.dream(ws, now=NOW)
         data = client.get("/api/sessions").json()
     st, health = data["status"], data["health"]
-    report = st["last_run"]["report"]
-    assert st["last_run"]["status"] == "ok"
+    report = st["lastRun"]["report"]
+    assert st["lastRun"]["status"] == "ok"
     assert sorted(r["session"] for r in report["read"]) == ["alpha", "beta"]
     assert any(w.startswith("session:alpha") for w in report["wrote"])
     assert [s["session"] for s in report["skipped"]] == ["broken"]
     assert report["tokens"]["calls"] >= 1
-    assert health["missing_links"] == ["memory/gone.md"]
-    assert health["unlinked_topic_files"] == ["memory/topic.md"]
-    assert health["unverified_count"] == 2
-    assert health["memory_md"]["budget_chars"] > health["memory_md"]["chars"] > 0
+    assert health["missingLinks"] == ["memory/gone.md"]
+    assert health["unlinkedTopicFiles"] == ["memory/topic.md"]
+    assert health["unverifiedCount"] == 2
+    assert health["memoryMd"]["budgetChars"] > health["memoryMd"]["chars"] > 0
 
 
 def test_sessions_route_reports_a_bad_config_per_part(ws: Workspace) -> None:

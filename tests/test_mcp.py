@@ -98,6 +98,7 @@ def test_tools_over_stdio(ws: Workspace) -> None:
 
     if "recall" in tools:  # offered only when the sessions module is installed
         assert payload(results[6])["memory"] == "global"
+        assert "nextCursor" in payload(results[6])  # camelCase, as the CLI and the HTTP API
         assert results[7].is_error and "nonsense" in results[7].content[0].text
 
 

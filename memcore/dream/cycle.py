@@ -27,6 +27,7 @@ from memcore.promotion.budget import budget_chars, check_growth
 from memcore.workspace.clock import iso_ms, parse_iso, utcnow
 from memcore.workspace.config import load_config
 from memcore.workspace.core import Workspace
+from memcore.workspace.progress import Progress
 
 #: The result every run reports (one contract for the CLI, the API and the job).
 RESULT_KEYS = (
@@ -281,15 +282,23 @@ def preview_result(plan: Plan, now: datetime) -> dict[str, Any]:
     )
 
 
-def preview(ws: Workspace, *, now: datetime | None = None, steps: Sequence[str] = STEPS) -> Plan:
+def preview(
+    ws: Workspace,
+    *,
+    now: datetime | None = None,
+    steps: Sequence[str] = STEPS,
+    progress: Progress | None = None,
+) -> Plan:
     """A plan made without changing any memory: MEMORY.md, the archive and the ledger stay as
     they are. Only the vector cache of an existing database may gain rows (a cache, by content
     hash); a workspace without a database is not given one."""
     now = now or utcnow()
     if ws.db_path.exists():
         with tables.connect(ws) as conn:
-            return build_plan(ws, now=now, steps=steps, conn=conn, write_cache=True)
-    return build_plan(ws, now=now, steps=steps, conn=None)
+            return build_plan(
+                ws, now=now, steps=steps, conn=conn, write_cache=True, progress=progress
+            )
+    return build_plan(ws, now=now, steps=steps, conn=None, progress=progress)
 
 
 def run_cycle(
@@ -301,6 +310,7 @@ def run_cycle(
     lock_timeout: float = 10.0,
     keep_plan: bool = False,
     trigger: str = "command",
+    progress: Progress | None = None,
 ) -> dict[str, Any]:
     """Run the whole cycle unattended (``auto``) or just report it (``preview``).
 
@@ -311,7 +321,7 @@ def run_cycle(
     now = now or utcnow()
     started = time.perf_counter()
     if mode == "preview":
-        plan = preview(ws, now=now, steps=steps)
+        plan = preview(ws, now=now, steps=steps, progress=progress)
         out = preview_result(plan, now)
         if keep_plan:
             out["plan"] = plan
@@ -320,7 +330,9 @@ def run_cycle(
         raise InputError(f"run_cycle mode must be auto or preview, not {mode!r}")
     with ws.lock(lock_timeout):  # one lock for plan and apply (the filelock is reentrant)
         with tables.connect(ws) as conn:
-            plan = build_plan(ws, now=now, steps=steps, conn=conn, write_cache=True)
+            plan = build_plan(
+                ws, now=now, steps=steps, conn=conn, write_cache=True, progress=progress
+            )
         out = apply_plan(plan, now=now, mode="auto", lock_timeout=lock_timeout, trigger=trigger)
     out["durationMs"] = round((time.perf_counter() - started) * 1000, 1)
     if keep_plan:

@@ -24,6 +24,7 @@ from memcore.recall.ledger import Meta
 from memcore.workspace.config import load_config
 from memcore.workspace.core import Workspace
 from memcore.workspace.entries import Document, parse
+from memcore.workspace.progress import Progress
 
 STEPS = ("promote", "merge", "reconcile", "decay", "forget")
 #: Cosine above which two entries are checked for a contradiction, per backend id.
@@ -91,10 +92,17 @@ def _embed(
     settings: ConsolidationSettings,
     conn: sqlite3.Connection | None,
     write_cache: bool,
+    progress: Progress | None = None,
 ) -> tuple[Any, Any]:
     import numpy as np
 
-    from memcore.search.embeddings import VectorCache, cache_id, content_sha1, get_embedder
+    from memcore.search.embeddings import (
+        VectorCache,
+        cache_id,
+        content_sha1,
+        embed_batches,
+        get_embedder,
+    )
 
     emb = get_embedder(settings.embedder)
     fit = getattr(emb, "fit", None)
@@ -103,7 +111,7 @@ def _embed(
     if not texts:
         return emb, np.zeros((0, emb.dim), dtype=np.float32)
     if conn is None or callable(fit):
-        return emb, np.asarray(emb.embed(texts), dtype=np.float32)
+        return emb, embed_batches(emb, texts, progress)
     cache = VectorCache(conn)
     backend = cache_id(emb)
     hashes = [content_sha1(t) for t in texts]
@@ -111,7 +119,7 @@ def _embed(
     out = np.zeros((len(texts), emb.dim), dtype=np.float32)
     missing = [i for i, h in enumerate(hashes) if h not in have]
     if missing:
-        fresh = np.asarray(emb.embed([texts[i] for i in missing]), dtype=np.float32)
+        fresh = embed_batches(emb, [texts[i] for i in missing], progress)
         for row, i in enumerate(missing):
             out[i] = fresh[row]
         if write_cache:
@@ -132,8 +140,11 @@ def build_plan(
     conn: sqlite3.Connection | None = None,
     settings: ConsolidationSettings | None = None,
     write_cache: bool = False,
+    progress: Progress | None = None,
 ) -> Plan:
-    """Propose every change of the cycle; writes nothing (unless ``write_cache``)."""
+    """Propose every change of the cycle; writes nothing (unless ``write_cache``).
+
+    ``progress`` follows the embedding of MEMORY.md's entries (a model takes a while)."""
     settings = settings or consolidation_settings(load_config(ws))
     doc = parse(ledger.read_memory(ws))
     metas = (
@@ -179,7 +190,7 @@ def build_plan(
         )
         sim_steps = set()
     if sim_steps and len(entries) > 1:
-        emb, vecs = _embed([it.text for it in items], settings, conn, write_cache)
+        emb, vecs = _embed([it.text for it in items], settings, conn, write_cache, progress)
         plan.backend = emb.id
         plan.threshold = settings.threshold_for(emb.id, emb.default_merge_threshold)
         cthr = min(plan.threshold, CONFLICT_THRESHOLDS.get(emb.id, plan.threshold - 0.15))

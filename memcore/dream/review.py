@@ -111,18 +111,33 @@ def mark(
 
 
 def resolve(
-    ws: Workspace, item_id: int, choice: str, *, now: datetime, trigger: str = "command"
+    ws: Workspace,
+    item_id: int,
+    choice: str,
+    *,
+    now: datetime,
+    trigger: str = "command",
+    lock_timeout: float | None = None,
 ) -> dict[str, Any]:
     """Settle one item: conflicts take ``a``/``b``/``skip``; merges ``apply``/``reject``/``skip``.
 
     ``skip`` leaves it waiting; ``reject`` dismisses a merge; the others apply a journaled run.
     An item whose entries changed since it was queued is marked obsolete and changes nothing.
+    LockBusy when the workspace lock is not free within ``lock_timeout`` seconds.
     """
-    return _resolve(ws, item_id, choice.strip().lower(), now=now, trigger=trigger)
+    return _resolve(
+        ws, item_id, choice.strip().lower(), now=now, trigger=trigger, lock_timeout=lock_timeout
+    )
 
 
 def _resolve(
-    ws: Workspace, item_id: int, choice: str, *, now: datetime, trigger: str
+    ws: Workspace,
+    item_id: int,
+    choice: str,
+    *,
+    now: datetime,
+    trigger: str,
+    lock_timeout: float | None,
 ) -> dict[str, Any]:
     """Apply a review decision as its own journaled run (see :func:`resolve`)."""
     from memcore.dream.apply import MergeOp, Op, RemoveOp, apply_ops
@@ -130,7 +145,7 @@ def _resolve(
     from memcore.journal import runs as journal
     from memcore.recall.ledger import Meta
 
-    with ws.lock(), tables.connect(ws) as conn:
+    with ws.lock(lock_timeout), tables.connect(ws) as conn:
         item = get_item(conn, item_id)
         if item["status"] != "pending":
             raise InputError(f"review item {item_id} is already {item['status']}")

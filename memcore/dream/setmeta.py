@@ -58,15 +58,18 @@ def set_entry(
     type: str | None = None,
     scope: str | None = None,
     trigger: str = "command",
+    lock_timeout: float | None = None,
 ) -> dict[str, Any]:
-    """Change one entry's metadata; returns the entry's id and metadata after."""
+    """Change one entry's metadata; returns the entry's id and metadata after.
+
+    LockBusy when the workspace lock is not free within ``lock_timeout`` seconds."""
     if importance is not None and not 0.0 <= importance <= 1.0:
         raise InputError(f"importance {importance!r} is out of range; allowed: 0 to 1")
     if type is not None and type not in TYPES:
         raise InputError(f"type {type!r} is not allowed; allowed: {', '.join(TYPES)}")
     if scope is not None and scope not in SCOPES:
         raise InputError(f"scope {scope!r} is not allowed; allowed: {', '.join(SCOPES)}")
-    with ws.lock(), tables.connect(ws) as conn:
+    with ws.lock(lock_timeout), tables.connect(ws) as conn:
         source = ledger.read_memory(ws)
         doc = parse(source)
         idx, e = find_entry(doc, entry_id)

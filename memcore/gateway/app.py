@@ -28,6 +28,7 @@ from memcore.gateway.security import Guard, Schema, read_json
 from memcore.gateway.workspaces import Served, pick
 from memcore.schedule import jobs as schedule
 from memcore.workspace.clock import utcnow
+from memcore.workspace.jsonkeys import camel_keys
 
 log = logging.getLogger("memcore.gateway")
 
@@ -75,7 +76,8 @@ class Gateway:
 
 
 def _json(data: Any, status: int = 200) -> JSONResponse:
-    return JSONResponse(data, status_code=status, headers=SECURITY_HEADERS)
+    """A JSON answer; keys in camelCase, as everywhere memcore speaks JSON."""
+    return JSONResponse(camel_keys(data), status_code=status, headers=SECURITY_HEADERS)
 
 
 def endpoint(

@@ -335,13 +335,13 @@
       `${st.enabled ? "enabled" : "disabled"} · ${st.sessions} sessions · ` +
       `${(st.candidates || []).length} waiting · tokens today ${b.used ?? 0} of ${b.budget ?? "?"}`);
     if (st.next && st.next.reason) box.appendChild(el("p", "muted next", `Next: ${st.next.reason}`));
-    const run = st.last_run;
+    const run = st.lastRun;
     const rep = (run && run.report) || {};
     if (!run) {
       box.appendChild(el("p", "muted", "No session dream has run yet (memcore sessions dream)."));
     } else {
       const dl = el("dl", "kv last-report");
-      kvRow(dl, "Last report", `${shortTime(run.started_at)} · ${run.trigger || "?"}` +
+      kvRow(dl, "Last report", `${shortTime(run.startedAt)} · ${run.trigger || "?"}` +
         (rep.model ? ` · model ${rep.model}` : ""));
       kvRow(dl, "Status", run.status, `st ${run.status}`);
       if (run.error || rep.error) kvRow(dl, "Error", run.error || rep.error, "bad");
@@ -351,7 +351,7 @@
       const t = rep.tokens || {};
       kvRow(dl, "Tokens",
         `${t.calls ?? 0} calls · ${t.prompt ?? 0} prompt + ${t.completion ?? 0} completion · ` +
-        `${t.charged ?? 0} charged` + (t.no_usage ? ` · ${t.no_usage} without usage` : ""),
+        `${t.charged ?? 0} charged` + (t.noUsage ? ` · ${t.noUsage} without usage` : ""),
         "tokens");
       box.appendChild(dl);
     }
@@ -374,30 +374,30 @@
       box.appendChild(el("p", "bad", `Health: ${h ? h.error : "no data"}`));
       return;
     }
-    const m = h.memory_md || {};
+    const m = h.memoryMd || {};
     const problems = [];
-    if (m.over_budget) problems.push("MEMORY.md over budget");
-    if (h.missing_links.length) problems.push(`${h.missing_links.length} missing links`);
-    if (h.unlinked_topic_files.length) problems.push(`${h.unlinked_topic_files.length} unlinked files`);
-    if (h.unverified_count) problems.push(`${h.unverified_count} unverified`);
+    if (m.overBudget) problems.push("MEMORY.md over budget");
+    if (h.missingLinks.length) problems.push(`${h.missingLinks.length} missing links`);
+    if (h.unlinkedTopicFiles.length) problems.push(`${h.unlinkedTopicFiles.length} unlinked files`);
+    if (h.unverifiedCount) problems.push(`${h.unverifiedCount} unverified`);
     text($("health-summary"), problems.length ? problems.join(" · ") : "all good");
     const dl = el("dl", "kv");
     const size = el("span", "size");
-    const meter = el("span", `meter${m.over_budget ? " over" : ""}`);
+    const meter = el("span", `meter${m.overBudget ? " over" : ""}`);
     const fill = el("span", "fill");
     fill.style.width = `${Math.min(100, Math.max(0, m.percent || 0))}%`;
     meter.appendChild(fill);
     size.appendChild(meter);
-    size.appendChild(el("span", m.over_budget ? "bad" : "",
-      ` ${m.chars} of ${m.budget_chars} characters (${m.percent ?? "–"}%)` +
-      (m.over_budget ? " — over the load budget" : "")));
+    size.appendChild(el("span", m.overBudget ? "bad" : "",
+      ` ${m.chars} of ${m.budgetChars} characters (${m.percent ?? "–"}%)` +
+      (m.overBudget ? " — over the load budget" : "")));
     kvRow(dl, "MEMORY.md", size, "memory-size");
-    kvRow(dl, "Missing links", list(h.missing_links, "none"), "missing-links");
-    kvRow(dl, "Unlinked topic files", list(h.unlinked_topic_files, "none"), "unlinked");
+    kvRow(dl, "Missing links", list(h.missingLinks, "none"), "missing-links");
+    kvRow(dl, "Unlinked topic files", list(h.unlinkedTopicFiles, "none"), "unlinked");
     kvRow(dl, "Never verified",
-      `${h.unverified_count} entries · hits from ${h.hits_source}`, "unverified-count");
+      `${h.unverifiedCount} entries · hits from ${h.hitsSource}`, "unverified-count");
     box.appendChild(dl);
-    const rows = (h.unverified_entries || []).slice(0, 10);
+    const rows = (h.unverifiedEntries || []).slice(0, 10);
     if (rows.length) {
       const table = el("table", "unverified");
       const head = el("tr");

@@ -15,6 +15,7 @@ from typing import Any, ParamSpec, TypeVar
 from memcore.errors import InputError, MemcoreError
 from memcore.workspace.clock import utcnow
 from memcore.workspace.core import Workspace, read_text_checked
+from memcore.workspace.jsonkeys import camel_keys
 
 MAX_LINES = 500
 DEFAULT_LINES = 200
@@ -94,8 +95,9 @@ def build_server(ws: Workspace) -> Any:
     )
 
     def guarded(fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
+        """``fn``'s answer with camelCase keys, or its domain error as a tool error."""
         try:
-            return fn(*args, **kwargs)
+            return camel_keys(fn(*args, **kwargs))
         except MemcoreError as exc:
             # The class and its HTTP status tell an agent whether to fix the call (4xx), try
             # again later (409: a run holds the workspace) or give up (5xx).
@@ -155,7 +157,8 @@ def build_server(ws: Workspace) -> Any:
         end: int | None = None,
     ) -> dict[str, Any]:
         """Read short memories of finished sessions: memory = global | projects | project |
-        sessions | session | sources. ``start``/``end`` select a session's messages."""
+        sessions | session | sources. ``start``/``end`` select a session's messages; a page's
+        ``nextCursor`` is the ``cursor`` of the next."""
         args: dict[str, Any] = {"memory": memory}
         extra = {
             "project": project,

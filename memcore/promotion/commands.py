@@ -7,6 +7,8 @@ unknown words never write.
 
 from __future__ import annotations
 
+from typing import Any
+
 from memcore.errors import ConfigError
 from memcore.workspace.config import (
     MODES,
@@ -77,20 +79,54 @@ def first_word(text: str) -> str:
 
 def handle_dreaming(ws: Workspace, text: str) -> str:
     """Answer one ``/dreaming`` command for the workspace."""
-    word = first_word(text)
+    return str(run_dreaming(ws, first_word(text))["reply"])
+
+
+def run_dreaming(ws: Workspace, word: str) -> dict[str, Any]:
+    """Run the ``/dreaming`` command ``word`` (a mode, ``status``, ``help`` or anything else,
+    which answers with the usage): ``{command, changed, configError, settings, reply}``.
+
+    Only a mode word writes ``memcore.toml``; an invalid config is reported, never changed."""
+    word = word.strip().lower()
+    out: dict[str, Any] = {"command": word, "changed": False, "configError": None}
     try:
         settings = dreaming_settings(load_config(ws))
     except ConfigError as exc:
+        out["configError"] = str(exc)
+        out["settings"] = None
         if word in MODES:
             # A mode change may be exactly what repairs nothing else; refuse clearly instead.
-            return f"Dreaming config is invalid, nothing changed: {exc}"
-        return f"Dreaming config is invalid: {exc}"
+            out["reply"] = f"Dreaming config is invalid, nothing changed: {exc}"
+        else:
+            out["reply"] = f"Dreaming config is invalid: {exc}"
+        return out
     if word == "status":
-        return status_block(settings)
-    if word in MODES:
+        reply = status_block(settings)
+    elif word in MODES:
         set_value(ws, "dreaming", "mode", word)
-        new = dreaming_settings(load_config(ws))
-        return "\n".join(
-            [f"Dreaming mode set to {word}.", "", status_block(new), "", "Modes:", mode_guide()]
+        settings = dreaming_settings(load_config(ws))
+        out["changed"] = True
+        reply = "\n".join(
+            [
+                f"Dreaming mode set to {word}.",
+                "",
+                status_block(settings),
+                "",
+                "Modes:",
+                mode_guide(),
+            ]
         )
-    return usage(settings)
+    else:
+        reply = usage(settings)
+    out["settings"] = {
+        "mode": settings.mode,
+        "enabled": settings.enabled,
+        "cron": settings.cron if settings.enabled else None,
+        "timezone": settings.timezone,
+        "limit": settings.limit,
+        "minScore": settings.min_score,
+        "minRecallCount": settings.min_recall_count,
+        "minUniqueQueries": settings.min_unique_queries,
+    }
+    out["reply"] = reply
+    return out

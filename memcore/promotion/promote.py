@@ -20,7 +20,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from memcore.errors import InputError, WorkspaceError
+from memcore.errors import AmbiguousSelector, InputError, WorkspaceError
 from memcore.journal import runs, wal
 from memcore.journal.runs import Change
 from memcore.promotion.budget import budget_chars, over_budget_error
@@ -52,6 +52,7 @@ from memcore.workspace.provenance import range_reason, snippet_reason
 SECTION_PREFIX = "## Promoted From Short-Term Memory"
 _LIST_MARK_RE = re.compile(r"^(?:[-*+]|\d+[.)])\s+")
 TITLE = "# Long-Term Memory"
+MAX_LISTED = 10  # keys an ambiguous explain selector lists
 
 
 @dataclass
@@ -657,6 +658,7 @@ def explain(
     """One entry's components, score and every gate with pass/fail and margin.
 
     The selector matches a key exactly or by substring, or a path or snippet (case-insensitive).
+    AmbiguousSelector (listing the keys) when it matches several entries and none exactly.
     """
     now = now or utcnow()
     settings = settings or dreaming_settings(load_config(ws))
@@ -667,16 +669,23 @@ def explain(
     sel = selector.strip().lower()
     match = next((c for c in everything if c.key.lower() == sel), None)
     if match is None:
-        match = next(
-            (
-                c
-                for c in everything
-                if sel in c.key.lower() or sel in c.path.lower() or sel in c.snippet.lower()
-            ),
-            None,
-        )
-    if match is None:
-        raise InputError(f'No promotion candidate matched "{selector}".')
+        found = [
+            c
+            for c in everything
+            if sel in c.key.lower() or sel in c.path.lower() or sel in c.snippet.lower()
+        ]
+        if not found:
+            raise InputError(f'No promotion candidate matched "{selector}".')
+        if len(found) > 1:
+            listed = [f"{c.key}  {c.snippet[:60]}" for c in found[:MAX_LISTED]]
+            more = len(found) - len(listed)
+            raise AmbiguousSelector(
+                f'"{selector}" matches {len(found)} entries; give one of these keys:\n  '
+                + "\n  ".join(listed)
+                + (f"\n  ... and {more} more" if more > 0 else ""),
+                [c.key for c in found],
+            )
+        match = found[0]
     checks = gate_checks(match, th)
     return {
         "candidate": match.to_json(),

@@ -29,9 +29,12 @@ from memcore.errors import WorkspaceError
 from memcore.search.chunks import Chunk, chunk_markdown, fts_text
 from memcore.workspace.core import Workspace, read_text_checked
 from memcore.workspace.db import rollback_quietly as db_rollback
+from memcore.workspace.progress import Progress
+from memcore.workspace.progress import report as report_progress
 
 SCHEMA_VERSION = "2"
 RACY_NS = 2_000_000_000  # files modified this recently are re-hashed on the next update
+INDEX_LABEL = "Indexing memory"
 
 
 def _ensure_schema(conn: sqlite3.Connection) -> None:
@@ -211,8 +214,12 @@ def _scan(ws: Workspace) -> tuple[dict[str, tuple[str, os.stat_result]], list[tu
     return found, problems
 
 
-def update_index(conn: sqlite3.Connection, ws: Workspace) -> IndexReport:
-    """Bring the index up to date with the workspace files (incremental)."""
+def update_index(
+    conn: sqlite3.Connection, ws: Workspace, *, progress: Progress | None = None
+) -> IndexReport:
+    """Bring the index up to date with the workspace files (incremental).
+
+    ``progress(INDEX_LABEL, done, total)`` follows the files that are (re)read."""
     t0 = time.perf_counter()
     _ensure_schema(conn)
     report = IndexReport()
@@ -239,7 +246,7 @@ def update_index(conn: sqlite3.Connection, ws: Workspace) -> IndexReport:
             # another process may have updated it meanwhile
             changed, removed = dirty(stat_rows())
             stored = {r["path"]: r for r in conn.execute("SELECT * FROM search_files")}
-            _apply_changes(conn, ws, found, stored, changed, removed, report)
+            _apply_changes(conn, ws, found, stored, changed, removed, report, progress)
             conn.execute("COMMIT")
         except BaseException:
             db_rollback(conn)
@@ -263,6 +270,7 @@ def _apply_changes(
     changed: list[str],
     removed: list[str],
     report: IndexReport,
+    progress: Progress | None = None,
 ) -> None:
     df, n = load_df(conn)
     now_ns = time.time_ns()
@@ -270,7 +278,8 @@ def _apply_changes(
         n -= _delete_chunks(conn, rel, df)
         conn.execute("DELETE FROM search_files WHERE path = ?", (rel,))
         report.removed += 1
-    for rel in changed:
+    for done, rel in enumerate(changed):
+        report_progress(progress, INDEX_LABEL, done, len(changed))
         path, st = found[rel]
         # A file modified within RACY_NS of now might change again inside the same mtime tick
         # at the same size: store an mtime that never matches so it is re-hashed next time.
@@ -302,6 +311,8 @@ def _apply_changes(
             (rel, st.st_size, mtime, sha1, len(chunks)),
         )
         report.rechunked += 1
+    if changed:
+        report_progress(progress, INDEX_LABEL, len(changed), len(changed))
     conn.execute(
         "INSERT OR REPLACE INTO search_meta VALUES ('df', ?)", (df.astype("int64").tobytes(),)
     )

@@ -52,6 +52,7 @@ from memcore.search.index import (
     update_index,
 )
 from memcore.workspace.core import Workspace
+from memcore.workspace.progress import Progress
 
 if TYPE_CHECKING:
     from memcore.workspace.config import DreamingSettings
@@ -253,6 +254,7 @@ def search(
     settings: DreamingSettings | None = None,
     lock_timeout: float = RECORD_LOCK_TIMEOUT,
     origin: str = "interactive",
+    progress: Progress | None = None,
 ) -> SearchResult:
     """Update the index, search it, and record eligible hits in the recall store.
 
@@ -261,17 +263,18 @@ def search(
     memory and says so in ``warnings``. Recording never waits for the workspace lock (the
     recall log takes the hits); its failure (an unwritable folder, an invalid config...) is
     logged, kept in ``recall-errors.json`` and returned in ``record_error``; the hits are
-    returned regardless. ``origin`` says what issued the search (entries.ORIGINS).
+    returned regardless. ``origin`` says what issued the search (entries.ORIGINS);
+    ``progress`` follows the index update (see ``update_index``).
     """
     from memcore.workspace.clock import utcnow
 
     now = now or utcnow()
     warnings: list[str] = []
     try:
-        report, results = _search_on_disk(ws, query, limit)
+        report, results = _search_on_disk(ws, query, limit, progress)
     except (MemcoreError, sqlite3.Error, OSError) as exc:
         warnings.append(f"index not updated ({exc}); searched a temporary in-memory index")
-        report, results = _search_in_memory(ws, query, limit)
+        report, results = _search_in_memory(ws, query, limit, progress)
     warnings.extend(f"skipped {path}: {reason}" for path, reason in report.skipped)
     out = SearchResult(query=query, results=results, warnings=warnings, index=report)
     if record and results:
@@ -283,22 +286,26 @@ def search(
     return out
 
 
-def _search_on_disk(ws: Workspace, query: str, limit: int) -> tuple[IndexReport, list[Any]]:
+def _search_on_disk(
+    ws: Workspace, query: str, limit: int, progress: Progress | None = None
+) -> tuple[IndexReport, list[Any]]:
     conn = open_index(ws)
     try:
         conn.execute(f"PRAGMA busy_timeout = {INDEX_BUSY_MS}")
-        report = update_index(conn, ws)
+        report = update_index(conn, ws, progress=progress)
         return report, query_index(conn, query, limit)
     finally:
         conn.close()
 
 
-def _search_in_memory(ws: Workspace, query: str, limit: int) -> tuple[IndexReport, list[Any]]:
+def _search_in_memory(
+    ws: Workspace, query: str, limit: int, progress: Progress | None = None
+) -> tuple[IndexReport, list[Any]]:
     """Index the workspace into a throwaway in-memory database and search that."""
     conn = sqlite3.connect(":memory:", isolation_level=None)
     conn.row_factory = sqlite3.Row
     try:
-        report = update_index(conn, ws)
+        report = update_index(conn, ws, progress=progress)
         return report, query_index(conn, query, limit)
     finally:
         conn.close()

