@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner, Result
 
 from memcore.workspace.core import Workspace
 
@@ -34,6 +35,21 @@ def ws(tmp_path: Path) -> Workspace:
     root = tmp_path / "ws"
     (root / "memory").mkdir(parents=True)
     return Workspace(root)
+
+
+def invoke(
+    ws: Workspace | Path | None,
+    *args: str,
+    input: str | None = None,
+    env: dict[str, str | None] | None = None,
+) -> Result:
+    """Run ``memcore [-w WS] ARGS`` in this process, as a user would (the root group maps
+    domain errors to exit codes). ``catch_exceptions=False``: anything else escaping a command
+    fails the test with its traceback instead of hiding in ``result.exception``."""
+    from memcore.cli import cli
+
+    root = [] if ws is None else ["-w", str(ws.root if isinstance(ws, Workspace) else ws)]
+    return CliRunner().invoke(cli, [*root, *args], input=input, env=env, catch_exceptions=False)
 
 
 def write_note(ws: Workspace, name: str, text: str) -> Path:

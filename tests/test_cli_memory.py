@@ -10,18 +10,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from memcore.cli import cli
 from memcore.errors import LockBusy
 from memcore.recall import store as recall
 from memcore.workspace.core import Workspace
-from tests.conftest import held_lock, write_note
-
-
-def run(ws: Workspace | Path, *args: str, input: str | None = None):
-    root = ws.root if isinstance(ws, Workspace) else ws
-    return CliRunner().invoke(cli, ["-w", str(root), *args], input=input, catch_exceptions=False)
+from tests.conftest import held_lock, invoke, write_note
 
 
 def seed(ws: Workspace, recalls: int = 4) -> None:
@@ -39,25 +32,25 @@ def seed(ws: Workspace, recalls: int = 4) -> None:
 
 
 def test_help_lists_commands() -> None:
-    out = CliRunner().invoke(cli, ["--help"]).output
+    out = invoke(None, "--help").output
     for name in ("init", "memory", "dreaming"):
         assert name in out
 
 
 def test_init_creates_and_never_overwrites(tmp_path: Path) -> None:
     root = tmp_path / "new"
-    r = CliRunner().invoke(cli, ["init", str(root)])
+    r = invoke(None, "init", str(root))
     assert r.exit_code == 0 and "Created: memory/, MEMORY.md, memcore.toml" in r.output
     assert (root / "MEMORY.md").read_text() == "# Long-Term Memory\n"
     assert "[dreaming]" in (root / "memcore.toml").read_text()
     (root / "MEMORY.md").write_text("mine\n")
-    r = CliRunner().invoke(cli, ["init", str(root)])
+    r = invoke(None, "init", str(root))
     assert "Kept (already there): memory/, MEMORY.md, memcore.toml" in r.output
     assert (root / "MEMORY.md").read_text() == "mine\n"
 
 
 def test_missing_workspace_is_one_line_error(tmp_path: Path) -> None:
-    r = CliRunner().invoke(cli, ["-w", str(tmp_path / "nope"), "memory", "promote"])
+    r = invoke(tmp_path / "nope", "memory", "promote")
     assert r.exit_code == 1
     assert r.stderr.strip().count("\n") == 0 and "does not exist" in r.stderr
 
@@ -65,27 +58,27 @@ def test_missing_workspace_is_one_line_error(tmp_path: Path) -> None:
 def test_env_workspace(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
     seed(ws)
     monkeypatch.setenv("MEMCORE_WORKSPACE", str(ws.root))
-    r = CliRunner().invoke(cli, ["memory", "promote", "--json"])
+    r = invoke(None, "memory", "promote", "--json")
     assert json.loads(r.stdout)["workspaceDir"] == str(ws.root)
 
 
 def test_promote_preview_then_apply(ws: Workspace) -> None:
     seed(ws)
-    r = run(ws, "memory", "promote")
+    r = invoke(ws, "memory", "promote")
     assert r.exit_code == 0
     assert "memory/2026-11-20.md:3-3" in r.stdout and "recalls=4" in r.stdout
     assert not ws.memory_md.exists()
-    r = run(ws, "memory", "promote", "--apply")
+    r = invoke(ws, "memory", "promote", "--apply")
     assert "appended=1 reconciledExisting=0" in r.stdout
     assert "db-stg-02" in ws.memory_md.read_text()
-    r = run(ws, "memory", "promote", "--apply")
+    r = invoke(ws, "memory", "promote", "--apply")
     assert "No short-term recall candidates." in r.stdout
     assert "No candidates met apply criteria." in r.stdout
 
 
 def test_promote_json_shape(ws: Workspace) -> None:
     seed(ws)
-    doc = json.loads(run(ws, "memory", "promote", "--json").stdout)
+    doc = json.loads(invoke(ws, "memory", "promote", "--json").stdout)
     assert set(doc) >= {"workspaceDir", "storePath", "lockPath", "candidates", "apply"}
     assert doc["apply"] is None
     c = doc["candidates"][0]
@@ -108,13 +101,13 @@ def test_promote_json_shape(ws: Workspace) -> None:
     ):
         assert field in c
     assert set(c["components"]) == {"frequency", "relevance", "diversity", "recency"}
-    doc = json.loads(run(ws, "memory", "promote", "--apply", "--json").stdout)
+    doc = json.loads(invoke(ws, "memory", "promote", "--apply", "--json").stdout)
     assert doc["apply"]["appended"] == 1
 
 
 def test_no_candidates_explains_exclusions(ws: Workspace) -> None:
     seed(ws, recalls=2)
-    r = run(ws, "memory", "promote")
+    r = invoke(ws, "memory", "promote")
     assert "No short-term recall candidates." in r.stdout
     assert "Excluded 1 of 1: recallCount 1" in r.stdout
 
@@ -129,47 +122,47 @@ def test_no_candidates_explains_exclusions(ws: Workspace) -> None:
     ],
 )
 def test_bad_flags_are_usage_errors(ws: Workspace, args: list[str]) -> None:
-    r = run(ws, "memory", "promote", *args)
+    r = invoke(ws, "memory", "promote", *args)
     assert r.exit_code == 2 and "Invalid value" in r.stderr
 
 
 def test_bad_config_is_one_line_error(ws: Workspace) -> None:
     seed(ws)
     ws.config_path.write_text('[dreaming]\nmode = "turbo"\n')
-    r = run(ws, "memory", "promote")
+    r = invoke(ws, "memory", "promote")
     assert r.exit_code == 1
     assert "mode = 'turbo' is not allowed; allowed: off, core, rem, deep" in r.stderr
 
 
 def test_explain_exit_codes(ws: Workspace) -> None:
     seed(ws, recalls=2)
-    r = run(ws, "memory", "explain", "db-stg-02")
+    r = invoke(ws, "memory", "explain", "db-stg-02")
     assert r.exit_code == 0 and "FAIL recallCount: 2 vs required 3" in r.stdout
-    r = run(ws, "memory", "explain", "unrelated")
+    r = invoke(ws, "memory", "explain", "unrelated")
     assert r.exit_code == 1 and 'No promotion candidate matched "unrelated".' in r.stderr
 
 
 def test_status_reports_store_and_unreachable_gates(ws: Workspace) -> None:
     seed(ws)
     ws.config_path.write_text('[dreaming]\nmode = "rem"\n')
-    r = run(ws, "memory", "status")
+    r = invoke(ws, "memory", "status")
     assert "Recall store: 1 entries · 0 promoted" in r.stdout
     assert (
         "Mode rem's gates cannot be met" in r.stdout
         and "needs a mean relevance of 1.072" in r.stdout
     )
-    doc = json.loads(run(ws, "memory", "status", "--json").stdout)
+    doc = json.loads(invoke(ws, "memory", "status", "--json").stdout)
     assert doc["shortTermCount"] == 1 and doc["lock"] == "free"
 
 
 def test_status_fix_and_quarantine(ws: Workspace) -> None:
     ws.ensure_dreams_dir()
     ws.store_path.write_text("{ truncated")
-    r = run(ws, "memory", "status", "--fix")
+    r = invoke(ws, "memory", "status", "--fix")
     assert r.exit_code == 0
     assert "A corrupt recall store was set aside" in r.stdout
     assert json.loads(ws.store_path.read_text())["entries"] == {}
-    r = run(ws, "memory", "status", "--fix")
+    r = invoke(ws, "memory", "status", "--fix")
     assert "Repair: no changes" in r.stdout
 
 
@@ -193,10 +186,10 @@ def test_lock_held_elsewhere_exits_75(ws: Workspace) -> None:
 
 
 def test_dreaming_command(ws: Workspace) -> None:
-    r = run(ws, "dreaming", "core")
+    r = invoke(ws, "dreaming", "core")
     assert r.stdout.startswith("Dreaming mode set to core.")
     assert 'mode = "core"' in ws.config_path.read_text()
-    assert run(ws, "dreaming", "status").stdout.startswith("Dreaming status:\n- mode: core")
+    assert invoke(ws, "dreaming", "status").stdout.startswith("Dreaming status:\n- mode: core")
 
 
 def test_status_reports_a_failed_recording_until_one_succeeds(ws: Workspace) -> None:
@@ -205,9 +198,9 @@ def test_status_reports_a_failed_recording_until_one_succeeds(ws: Workspace) -> 
     )
     ws.ensure_dreams_dir()
     ws.store_path.mkdir()  # the store cannot be written
-    r = run(ws, "memory", "search", "billing cron")
+    r = invoke(ws, "memory", "search", "billing cron")
     assert r.exit_code == 0 and "2026-11-21.md" in r.stdout
-    assert "Recording recalls failed" in run(ws, "memory", "status").stdout
+    assert "Recording recalls failed" in invoke(ws, "memory", "status").stdout
     ws.store_path.rmdir()
-    run(ws, "memory", "search", "billing cron schedule")
-    assert "Recording recalls failed" not in run(ws, "memory", "status").stdout
+    invoke(ws, "memory", "search", "billing cron schedule")
+    assert "Recording recalls failed" not in invoke(ws, "memory", "status").stdout

@@ -7,15 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-import click
 import pytest
-from click.testing import CliRunner
 
-from memcore.cli import cli
-from memcore.cli import search as cli_search
 from memcore.recall.store import read_store
 from memcore.workspace.core import Workspace
-from tests.conftest import held_lock
+from tests.conftest import held_lock, invoke
 from tests.test_search import make_ws
 
 
@@ -25,7 +21,7 @@ def mws(tmp_path: Path) -> Workspace:
 
 
 def run(ws: Workspace, *args: str, stdin: str | None = None):  # type: ignore[no-untyped-def]
-    return CliRunner().invoke(cli, ["-w", str(ws.root), "memory", *args], input=stdin)
+    return invoke(ws, "memory", *args, input=stdin)
 
 
 def test_search_text_output(mws: Workspace) -> None:
@@ -75,7 +71,7 @@ def test_search_still_answers_when_recording_fails(mws: Workspace) -> None:
 
 
 def test_search_missing_workspace_is_one_line_error(tmp_path: Path) -> None:
-    res = CliRunner().invoke(cli, ["-w", str(tmp_path / "nope"), "memory", "search", "x"])
+    res = invoke(tmp_path / "nope", "memory", "search", "x")
     assert res.exit_code == 1
     assert res.stderr.startswith("Error: ") and len(res.stderr.strip().splitlines()) == 1
 
@@ -149,22 +145,9 @@ def test_record_with_the_lock_busy_keeps_the_hits_for_the_next_run(mws: Workspac
     assert entry["recallCount"] == 2 and len(entry["queryHashes"]) == 2
 
 
-def test_register_creates_the_memory_group_when_missing() -> None:
-    root = click.Group("root")
-    cli_search.register(root)
-    grp = root.commands["memory"]
-    assert isinstance(grp, click.Group)
-    assert {"search", "record"} <= set(grp.commands)
-    existing = click.Group("root2")
-    mem = click.Group("memory")
-    existing.add_command(mem)
-    cli_search.register(existing)
-    assert existing.commands["memory"] is mem and "search" in mem.commands
-
-
 def test_cli_module_imports_the_search_library_lazily() -> None:
     code = (
-        "import sys, memcore.cli.search;"
+        "import sys, memcore.cli.memory;"
         "heavy = ('memcore.search.query', 'memcore.search.embeddings', 'numpy');"
         "print(sorted(m for m in heavy if m in sys.modules))"
     )

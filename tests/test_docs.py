@@ -11,26 +11,15 @@ from typing import Any
 
 import click
 import pytest
-from click.testing import CliRunner
 
-from memcore.cli import cli
+from memcore.cli import iter_commands
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 DOCS = ROOT / "docs"
 
 
-def _commands(
-    cmd: click.Command, prefix: tuple[str, ...]
-) -> list[tuple[tuple[str, ...], click.Command]]:
-    out = [(prefix, cmd)]
-    if isinstance(cmd, click.Group):
-        for name, sub in sorted(cmd.commands.items()):
-            out.extend(_commands(sub, (*prefix, name)))
-    return out
-
-
-COMMANDS = [(p, c) for p, c in _commands(cli, ("memcore",)) if len(p) > 1]
+COMMANDS = iter_commands()
 
 
 def test_readme_opens_with_install_and_test_commands() -> None:
@@ -49,9 +38,11 @@ def test_readme_stays_short_and_its_links_exist() -> None:
 
 
 def test_example_workspace_command_shows_candidates(tmp_path: Path) -> None:
+    from tests.conftest import invoke
+
     ws = tmp_path / "workspace"
     shutil.copytree(ROOT / "examples" / "workspace", ws)
-    r = CliRunner().invoke(cli, ["-w", str(ws), "memory", "promote", "--json"])
+    r = invoke(ws, "memory", "promote", "--json")
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["candidates"], "the README's first command must show candidates"
 

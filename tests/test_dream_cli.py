@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import json
 
-from click.testing import CliRunner
-
-from memcore.cli import cli
 from memcore.workspace.core import Workspace
 from memcore.workspace.entries import parse
-from tests.conftest import held_lock
+from tests.conftest import held_lock, invoke
 
 BODY = (
     "# Long-Term Memory\n\n"
@@ -38,10 +35,6 @@ Prune (1):
 
 Proposed: 0 promotions, 1 merges, 1 prunes, 1 conflicts. Apply? [Y/n]
 """
-
-
-def invoke(ws: Workspace, *args: str, input: str | None = None):
-    return CliRunner().invoke(cli, ["-w", str(ws.root), *args], input=input)
 
 
 def setup(ws: Workspace) -> None:
@@ -147,10 +140,13 @@ def test_auto_json_keys(ws: Workspace) -> None:
 
 def test_bad_only_and_flags(ws: Workspace) -> None:
     setup(ws)
+    before = ws.memory_md.read_text(encoding="utf-8")
     res = invoke(ws, "dream", "--only", "merge,sleep")
-    assert res.exit_code == 1 and "unknown step(s) sleep" in res.stderr
+    assert res.exit_code == 2 and "Invalid value for '--only'" in res.stderr
+    assert "unknown step(s) sleep" in res.stderr and "promote, merge, reconcile" in res.stderr
     res = invoke(ws, "dream", "--apply", "--auto")
-    assert res.exit_code == 2
+    assert res.exit_code == 2 and "--apply and --auto exclude each other" in res.stderr
+    assert ws.memory_md.read_text(encoding="utf-8") == before
 
 
 def test_memory_set(ws: Workspace) -> None:
@@ -164,7 +160,8 @@ def test_memory_set(ws: Workspace) -> None:
     res = invoke(ws, "memory", "set", "nope", "--pin")
     assert res.exit_code == 1 and "no entry 'nope'" in res.stderr
     res = invoke(ws, "memory", "set", "portA", "--type", "gossip")
-    assert res.exit_code == 1 and "type 'gossip' is not allowed" in res.stderr
+    assert res.exit_code == 2 and "Invalid value for '--type': 'gossip' is not one of" in res.stderr
+    assert "'session_state'" in res.stderr
     assert invoke(ws, "memory", "set", "portA").exit_code == 2
 
 

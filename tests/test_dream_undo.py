@@ -221,13 +221,11 @@ def mirror_promoted_at(ws: Workspace, key: str) -> tuple[str | None, bool]:
 def test_cli_undo_of_promotion_makes_the_recall_promotable_again(ws: Workspace) -> None:
     import json
 
-    from click.testing import CliRunner
-
-    from memcore.cli import cli
     from memcore.workspace.clock import utcnow
+    from tests.conftest import invoke as run_cli
 
     def invoke(*args: str):
-        res = CliRunner().invoke(cli, ["-w", str(ws.root), *args])
+        res = run_cli(ws, *args)
         assert res.exit_code == 0, res.output
         return res
 

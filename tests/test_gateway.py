@@ -8,13 +8,13 @@ from pathlib import Path
 
 import httpx
 import pytest
-from click.testing import CliRunner
 
 from memcore.errors import PortInUse
 from memcore.gateway.server import bind_socket
 from memcore.gateway.workspaces import build_served, pick, workspaces_from_user_file
 from memcore.recall.store import read_store
 from memcore.workspace.core import Workspace
+from tests.conftest import invoke
 from tests.test_gateway_helpers import FACT, TOKEN, gateway, make_ws, seed_candidate, seed_weak
 
 
@@ -253,9 +253,8 @@ def test_port_in_use_is_a_clear_error(ws: Workspace) -> None:
     try:
         with pytest.raises(PortInUse, match="--port"):
             bind_socket("127.0.0.1", port)
-        from memcore.cli import cli
 
-        res = CliRunner().invoke(cli, ["gateway", "-w", str(ws.root), "--port", str(port)])
+        res = invoke(None, "gateway", "-w", str(ws.root), "--port", str(port))
         assert res.exit_code == 1
         assert "cannot listen on" in res.output and str(port) in res.output
     finally:
@@ -336,9 +335,8 @@ def test_cli_reads_workspaces_from_user_file(ws: Workspace, monkeypatch) -> None
         (user / "gateway.toml").write_text(
             f'[gateway]\nport = {port}\n\n[[workspaces]]\npath = "{ws.root}"\nname = "main"\n'
         )
-        from memcore.cli import cli
 
-        res = CliRunner().invoke(cli, ["gateway"])
+        res = invoke(None, "gateway")
     finally:
         taken.close()
     assert res.exit_code == 1 and f"127.0.0.1:{port}" in res.output  # the file's port was used

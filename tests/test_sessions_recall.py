@@ -6,9 +6,7 @@ import json
 from datetime import timedelta
 
 import pytest
-from click.testing import CliRunner
 
-from memcore.cli import cli
 from memcore.errors import InputError
 from memcore.sessions.context import context_block
 from memcore.sessions.health import health_report
@@ -16,6 +14,7 @@ from memcore.sessions.recall_api import recall
 from memcore.sessions.run import execute
 from memcore.sessions.settings import project_id
 from memcore.workspace.core import Workspace
+from tests.conftest import invoke
 from tests.test_sessions_dream import NOW, CountingLLM, append_turn, make_session, turns_for
 
 
@@ -170,7 +169,7 @@ def test_health_ranks_unverified_by_ledger_hits(ws: Workspace) -> None:
 
 
 def run_cli(ws: Workspace, *args: str) -> tuple[int, str, str]:
-    res = CliRunner().invoke(cli, ["-w", str(ws.root), *args], catch_exceptions=False)
+    res = invoke(ws, *args)
     return res.exit_code, res.stdout, res.stderr
 
 
@@ -182,7 +181,8 @@ def test_cli_dream_status_recall_context(ws: Workspace) -> None:
     assert code == 0 and "calls: 0" in out
     code, out, _ = run_cli(ws, "sessions", "status", "--json")
     doc = json.loads(out)
-    assert code == 0 and doc["last_run"]["report"]["status"] == "ok" and "health" in doc
+    assert code == 0 and doc["lastRun"]["report"]["status"] == "ok" and "health" in doc
+    assert doc["lastRun"]["report"]["runId"] and "memoryMd" in doc["health"]  # camelCase keys
     code, out, _ = run_cli(ws, "sessions", "status")
     assert "last report:" in out and "health:" in out
     code, out, _ = run_cli(ws, "recall", "global")

@@ -1,35 +1,48 @@
-"""Shared pieces of the command-line face: workspace resolution, errors, JSON output."""
+"""What every command shares: the workspace, option bundles, JSON output and progress.
+
+Each option that more than one command takes is declared here once (``-w/--workspace``,
+``--json``, ``--lock-timeout``, the promotion gates), so it is spelt, typed and documented the
+same everywhere. Nothing heavy is imported at module level: ``memcore --help`` stays fast.
+"""
 
 from __future__ import annotations
 
-import functools
+import contextlib
 import json
 import sys
-from collections.abc import Callable
-from typing import Any, TypeVar
+import time
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from memcore.errors import MemcoreError
-from memcore.workspace.core import Workspace, resolve_workspace
+if TYPE_CHECKING:
+    from memcore.workspace.core import Workspace
+    from memcore.workspace.progress import Progress
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+DEFAULT_LOCK_TIMEOUT = 10.0
+PROGRESS_DELAY = 0.5  # seconds a step runs before its bar appears (quick steps stay quiet)
+
 
 class CliState:
-    def __init__(self, workspace: str | None) -> None:
+    """The root options a sub-command needs (today: the chosen workspace)."""
+
+    def __init__(self, workspace: str | None = None) -> None:
         self.workspace_arg = workspace
 
     def workspace(self, *, must_exist: bool = True) -> Workspace:
+        from memcore.workspace.core import resolve_workspace
+
         return resolve_workspace(self.workspace_arg, must_exist=must_exist)
 
 
 def get_state() -> CliState:
     ctx = click.get_current_context()
     obj = ctx.find_object(CliState)
-    if obj is None:  # invoked without the root group (tests of a sub-command)
-        obj = CliState(None)
-        ctx.obj = obj
+    if obj is None:  # a sub-command invoked without the root group
+        obj = ctx.ensure_object(CliState)
     return obj
 
 
@@ -38,30 +51,165 @@ def current_workspace(*, must_exist: bool = True) -> Workspace:
     return get_state().workspace(must_exist=must_exist)
 
 
-def fail(message: str, code: int = 1) -> None:
-    """Print ``Error: message`` on stderr and exit with ``code``."""
-    click.echo(f"Error: {message}", err=True)
-    sys.exit(code)
+# -- options ------------------------------------------------------------------------------
+
+WORKSPACE_HELP = "Agent workspace (default: $MEMCORE_WORKSPACE, else the current directory)."
 
 
-def handle_errors(fn: F) -> F:
-    """Turn domain errors into one line on stderr and the error's exit code."""
+def _remember_workspace(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    if value:
+        ctx.ensure_object(CliState).workspace_arg = value
 
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except MemcoreError as exc:
-            fail(str(exc), exc.exit_code)
-        except BrokenPipeError:
-            sys.exit(1)
 
-    return wrapper  # type: ignore[return-value]
+def workspace_option(*, multiple: bool = False, help: str = WORKSPACE_HELP) -> Callable[[F], F]:
+    """``-w/--workspace DIR``: on the root (and on ``mcp``) it sets the workspace for the
+    command; with ``multiple`` (``gateway``) it is a repeatable value named ``workspaces``."""
+    if multiple:
+        return click.option(
+            "-w", "--workspace", "workspaces", multiple=True, metavar="DIR", help=help
+        )
+    return click.option(
+        "-w",
+        "--workspace",
+        metavar="DIR",
+        expose_value=False,
+        is_eager=True,
+        callback=_remember_workspace,
+        help=help,
+    )
+
+
+json_option = click.option(
+    "--json", "as_json", is_flag=True, help="Print one JSON document (camelCase keys)."
+)
+
+
+LOCK_TIMEOUT_HELP = "Seconds to wait for the workspace lock before giving up (exit 75)."
+FOLD_TIMEOUT_HELP = (
+    "Seconds to wait for the workspace lock to fold the hits into the recall store now; they "
+    "wait in the recall log otherwise (the next run folds them). Never exits 75."
+)
+
+
+def lock_timeout_option(
+    default: float = DEFAULT_LOCK_TIMEOUT,
+    *,
+    legacy: str | None = None,
+    help: str = LOCK_TIMEOUT_HELP,
+) -> Callable[[F], F]:
+    """``--lock-timeout SECONDS`` (env ``MEMCORE_LOCK_TIMEOUT``): how long a command waits
+    for the workspace lock. ``legacy`` is an older spelling kept hidden."""
+
+    def decorate(fn: F) -> F:
+        fn = click.option(
+            "--lock-timeout",
+            type=click.FloatRange(0, 3600),
+            default=default,
+            show_default=True,
+            envvar="MEMCORE_LOCK_TIMEOUT",
+            show_envvar=True,
+            metavar="SECONDS",
+            help=help,
+        )(fn)
+        if legacy is None:
+            return fn
+
+        def take_legacy(ctx: click.Context, param: click.Parameter, value: float | None) -> None:
+            if value is not None:
+                ctx.meta["memcore.lock_timeout"] = value
+
+        fn = click.option(
+            legacy,
+            "legacy_lock_timeout",
+            type=click.FloatRange(0, 3600),
+            hidden=True,
+            expose_value=False,
+            callback=take_legacy,
+        )(fn)
+        return fn
+
+    return decorate
+
+
+def lock_timeout_value(given: float) -> float:
+    """The lock wait of this command: the hidden legacy spelling wins when it was used."""
+    ctx = click.get_current_context()
+    return float(ctx.meta.get("memcore.lock_timeout", given))
+
+
+def threshold_options(fn: F) -> F:
+    """The promotion gates, for commands that rank recalls."""
+    fn = click.option(
+        "--min-unique-queries",
+        type=click.IntRange(min=0, max=32),
+        help="Gate: distinct queries (default: config, else the mode's preset: 2).",
+    )(fn)
+    fn = click.option(
+        "--min-recall-count",
+        type=click.IntRange(min=0),
+        help="Gate: recalls (default: config, else the mode's preset: 3).",
+    )(fn)
+    fn = click.option(
+        "--min-score",
+        type=click.FloatRange(0, 1),
+        help="Gate: weighted score 0-1 (default: config, else the mode's preset: 0.75).",
+    )(fn)
+    return fn
+
+
+def not_empty(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """Option/argument callback: refuse an empty or blank text (a usage error, exit 2)."""
+    if value is not None and not value.strip():
+        raise click.BadParameter("must not be empty", ctx=ctx, param=param)
+    return value
+
+
+# -- output -------------------------------------------------------------------------------
 
 
 def echo_json(data: Any) -> None:
-    """One JSON document on stdout (keys are an API)."""
-    click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+    """One JSON document on stdout, keys in camelCase (the keys are an API)."""
+    from memcore.workspace.jsonkeys import camel_keys
+
+    click.echo(json.dumps(camel_keys(data), indent=2, ensure_ascii=False, default=str))
 
 
-json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def warn(lines: list[str]) -> None:
+    for line in lines:
+        click.echo(f"memcore: warning: {line}", err=True)
+
+
+@contextlib.contextmanager
+def progress_bar() -> Iterator[Progress | None]:
+    """A progress callback that draws ``click.progressbar`` on stderr when stderr is a
+    terminal (a step's bar appears once it has run PROGRESS_DELAY seconds), else None."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    current: dict[str, Any] = {}
+
+    def close() -> None:
+        bar = current.pop("bar", None)
+        if bar is not None:
+            bar.__exit__(None, None, None)
+
+    def report(label: str, done: int, total: int) -> None:
+        if current.get("label") != label:
+            close()
+            current.update(label=label, started=time.monotonic(), pos=0)
+        bar = current.get("bar")
+        if bar is None:
+            if total < 2 or time.monotonic() - current["started"] < PROGRESS_DELAY:
+                return
+            bar = click.progressbar(length=total, label=label, file=sys.stderr, show_pos=True)
+            bar.__enter__()
+            current["bar"] = bar
+        bar.update(done - current["pos"])
+        current["pos"] = done
+        if done >= total:
+            close()
+
+    try:
+        yield report
+    finally:
+        close()

@@ -1,5 +1,5 @@
-"""``memcore dream`` (report, --apply, --auto), ``dream history``, ``dream undo``, ``review``
-and ``memory set``. Library modules are imported inside the commands."""
+"""``memcore dream`` (report, --apply, --auto) and its sub-commands ``history``, ``entries``
+and ``undo``. Library modules are imported inside the commands."""
 
 from __future__ import annotations
 
@@ -7,7 +7,16 @@ from typing import Any
 
 import click
 
-from memcore.cli.common import current_workspace, echo_json, handle_errors, json_option
+from memcore.cli.common import (
+    current_workspace,
+    echo_json,
+    json_option,
+    lock_timeout_option,
+    progress_bar,
+    warn,
+)
+
+STEPS = ("promote", "merge", "reconcile", "decay", "forget")
 
 
 def _now() -> Any:
@@ -16,9 +25,20 @@ def _now() -> Any:
     return utcnow()
 
 
-def _warn(lines: list[str]) -> None:
-    for w in lines:
-        click.echo(f"memcore: warning: {w}", err=True)
+def _steps(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[str, ...]:
+    """``--only a,b``: the steps in their fixed order; a usage error names unknown ones."""
+    if value is None:
+        return STEPS
+    wanted = {n.strip().lower() for n in value.split(",") if n.strip()}
+    unknown = sorted(wanted - set(STEPS))
+    if unknown or not wanted:
+        raise click.BadParameter(
+            f"{value!r}: unknown step(s) {', '.join(unknown) or '(none given)'}; "
+            f"allowed: comma list of {', '.join(STEPS)}",
+            ctx=ctx,
+            param=param,
+        )
+    return tuple(s for s in STEPS if s in wanted)
 
 
 def _ask_conflict(c: Any) -> str:
@@ -71,27 +91,21 @@ def _confirm(line: str) -> bool:
 )
 @click.option(
     "--only",
-    "only",
+    "steps",
     metavar="STEPS",
-    help="Comma list of steps: promote,merge,reconcile,decay,forget.",
+    callback=_steps,
+    help=f"Comma list of steps: {','.join(STEPS)}.",
 )
 @click.option("--diff", "diff", is_flag=True, help="Also print a unified diff of MEMORY.md.")
-@click.option(
-    "--lock-timeout",
-    type=click.FloatRange(0, 3600),
-    default=10.0,
-    show_default=True,
-    help="Seconds to wait for another run to finish before giving up (exit 75).",
-)
+@lock_timeout_option()
 @json_option
 @click.pass_context
-@handle_errors
 def dream_group(
     ctx: click.Context,
     do_apply: bool,
     auto: bool,
     yes: bool,
-    only: str | None,
+    steps: tuple[str, ...],
     diff: bool,
     lock_timeout: float,
     as_json: bool,
@@ -99,13 +113,22 @@ def dream_group(
     """Consolidate MEMORY.md: promote, merge, reconcile, decay, forget.
 
     Without --apply or --auto it only prints the report; nothing is written.
+
+    \b
+    Examples:
+      memcore dream                        # the report: what would change
+      memcore dream --apply                # ask about conflicts, then apply
+      memcore dream --auto --only merge,decay --json
     """
     if ctx.invoked_subcommand is not None:
         return
+    if do_apply and auto:
+        raise click.UsageError("--apply and --auto exclude each other")
     from memcore.errors import LockBusy
 
     try:
-        _dream(do_apply, auto, yes, only, diff, as_json, lock_timeout)
+        with progress_bar() as progress:
+            _dream(do_apply, auto, yes, steps, diff, as_json, lock_timeout, progress)
     except LockBusy as exc:
         raise LockBusy(f"another run is in progress ({exc})") from None
 
@@ -114,24 +137,28 @@ def _dream(
     do_apply: bool,
     auto: bool,
     yes: bool,
-    only: str | None,
+    steps: tuple[str, ...],
     diff: bool,
     as_json: bool,
     lock_timeout: float,
+    progress: Any,
 ) -> None:
     from memcore.dream import cycle, report
 
-    if do_apply and auto:
-        raise click.UsageError("--apply and --auto exclude each other")
     ws = current_workspace()
     now = _now()
-    steps = cycle.parse_steps(only)
     if auto:
         res = cycle.run_cycle(
-            ws, now=now, mode="auto", steps=steps, lock_timeout=lock_timeout, keep_plan=True
+            ws,
+            now=now,
+            mode="auto",
+            steps=steps,
+            lock_timeout=lock_timeout,
+            keep_plan=True,
+            progress=progress,
         )
         plan = res.pop("plan")
-        _warn(plan.warnings)
+        warn(plan.warnings)
         if as_json:
             echo_json({**res, "proposals": report.plan_json(plan)})
         else:
@@ -141,8 +168,8 @@ def _dream(
         if res["reviewPending"]:
             click.echo(report.reminder_line(res["reviewPending"]), err=True)
         return
-    plan = cycle.preview(ws, now=now, steps=steps)
-    _warn(plan.warnings)
+    plan = cycle.preview(ws, now=now, steps=steps, progress=progress)
+    warn(plan.warnings)
     if not do_apply:
         if as_json:
             echo_json({**cycle.preview_result(plan, now), "proposals": report.plan_json(plan)})
@@ -220,11 +247,18 @@ def _echo_diff(ws: Any, res: dict[str, Any]) -> None:
 
 
 @dream_group.command("history")
-@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True)
+@click.option(
+    "--limit", type=click.IntRange(min=1), default=20, show_default=True, help="Most runs."
+)
 @json_option
-@handle_errors
 def history_cmd(limit: int, as_json: bool) -> None:
-    """List every run (newest first); an alias of `memcore history`."""
+    """List every run (newest first); an alias of `memcore history`.
+
+    \b
+    Examples:
+      memcore dream history
+      memcore dream history --limit 5 --json
+    """
     from memcore.cli.history import print_history
 
     print_history(limit, as_json)
@@ -232,9 +266,14 @@ def history_cmd(limit: int, as_json: bool) -> None:
 
 @dream_group.command("entries")
 @json_option
-@handle_errors
 def entries_cmd(as_json: bool) -> None:
-    """List MEMORY.md entries with their ids and metadata (for `memcore memory set`)."""
+    """List MEMORY.md entries with their ids and metadata (for `memcore memory set`).
+
+    \b
+    Examples:
+      memcore dream entries
+      memcore dream entries --json
+    """
     from memcore.dream import tables
     from memcore.recall import ledger
     from memcore.workspace.entries import parse
@@ -247,7 +286,7 @@ def entries_cmd(as_json: bool) -> None:
             metas = ledger.metas_for(conn, doc, now)
     else:
         metas = {e.id: ledger.effective(e, None, now) for e in doc.entries}
-    _warn(doc.warnings)
+    warn(doc.warnings)
     rows = [
         {
             **metas[e.id].to_json(),
@@ -271,144 +310,16 @@ def entries_cmd(as_json: bool) -> None:
 
 @dream_group.command("undo")
 @click.argument("run_id", required=False)
+@lock_timeout_option()
 @json_option
-@handle_errors
-def undo_cmd(run_id: str | None, as_json: bool) -> None:
-    """Undo a run (default: the latest); an alias of `memcore undo`."""
+def undo_cmd(run_id: str | None, lock_timeout: float, as_json: bool) -> None:
+    """Undo a run (default: the latest); an alias of `memcore undo`.
+
+    \b
+    Examples:
+      memcore dream undo                   # the latest run
+      memcore dream undo 3f9c2a1b7d20 --json
+    """
     from memcore.cli.history import do_undo
 
-    do_undo(run_id, as_json, 10.0)
-
-
-@click.command("review")
-@click.argument("item_id", required=False, type=int)
-@click.argument("choice", required=False)
-@json_option
-@handle_errors
-def review_cmd(item_id: int | None, choice: str | None, as_json: bool) -> None:
-    """Settle conflicts and detail-losing merges that wait for a human.
-
-    With no arguments it asks about each item; `memcore review ID CHOICE` settles one
-    (A/B/skip for a conflict, apply/reject/skip for a merge); --json lists them.
-    """
-    from memcore.dream import review
-
-    ws = current_workspace()
-    if item_id is not None:
-        if not choice:
-            raise click.UsageError(
-                "give a choice: A, B or skip (conflict); apply, reject or skip (merge)"
-            )
-        res = review.resolve(ws, item_id, choice, now=_now())
-        if as_json:
-            echo_json(res)
-        else:
-            click.echo(
-                f"Review item {item_id}: {res['status']}"
-                + (f" (run {res['runId']})" if res["runId"] else "")
-            )
-        return
-    items = review.pending(ws)
-    if as_json:
-        echo_json({"items": items})
-        return
-    if not items:
-        click.echo("Nothing waits for review.")
-        return
-    done = 0
-    for it in items:
-        click.echo(_describe(it))
-        try:
-            answer = _ask_item(it)
-        except click.Abort:
-            click.echo("Stopped.")
-            break
-        if answer == "skip":
-            continue
-        review.resolve(ws, it["itemId"], answer, now=_now())
-        done += 1
-    click.echo(f"Review: {done} settled, {len(review.pending(ws))} waiting.")
-
-
-def _describe(it: dict[str, Any]) -> str:
-    if it["kind"] == "conflict":
-        return (
-            f'#{it["itemId"]} conflict — "{it["topic"]}" ({it["reason"]})\n'
-            f"  A [{it['a']['id']}] {it['a']['text'][:100]}\n"
-            f"  B [{it['b']['id']}] {it['b']['text'][:100]}"
-        )
-    ids = " + ".join(f"[{x['id']}]" for x in [it["keeper"], *it["absorbed"]])
-    return f'#{it["itemId"]} merge {ids}\n  → "{it["text"][:100]}"'
-
-
-def _ask_item(it: dict[str, Any]) -> str:
-    allowed = it["choices"]
-    suffix = " [A/B/skip] " if it["kind"] == "conflict" else " [apply/reject/skip] "
-    while True:
-        answer = click.prompt("  Choice", default="skip", show_default=False, prompt_suffix=suffix)
-        answer = answer.strip().lower()
-        if answer in allowed:
-            return answer
-        click.echo(f"  Please answer one of: {', '.join(allowed)}.")
-
-
-@click.command("set")
-@click.argument("entry_id")
-@click.option("--importance", type=click.FloatRange(0, 1), help="Importance 0-1.")
-@click.option(
-    "--pin/--unpin",
-    "pinned",
-    default=None,
-    help="Pinned entries are never merged away or forgotten.",
-)
-@click.option(
-    "--type",
-    "type_",
-    help="decision, convention, preference, fact, session_state, compact_summary, "
-    "task_learning or unknown.",
-)
-@click.option("--scope", help="global, project or session.")
-@json_option
-@handle_errors
-def set_cmd(
-    entry_id: str,
-    importance: float | None,
-    pinned: bool | None,
-    type_: str | None,
-    scope: str | None,
-    as_json: bool,
-) -> None:
-    """Set an entry's importance, pin, type or scope (pin/type/scope go into its marker)."""
-    from memcore.dream.setmeta import set_entry
-
-    if importance is None and pinned is None and type_ is None and scope is None:
-        raise click.UsageError(
-            "nothing to set: give --importance, --pin/--unpin, --type or --scope"
-        )
-    res = set_entry(
-        current_workspace(),
-        entry_id,
-        now=_now(),
-        importance=importance,
-        pinned=pinned,
-        type=type_.lower() if type_ else None,
-        scope=scope.lower() if scope else None,
-    )
-    if as_json:
-        echo_json(res)
-        return
-    click.echo(
-        f"{res['id']}: importance={res['importance']:.2f} type={res['type']} scope={res['scope']} "
-        f"pinned={'yes' if res['pinned'] else 'no'}"
-    )
-
-
-def register(root: click.Group) -> None:
-    """Add ``dream``, ``review`` and ``memory set`` to the root group."""
-    root.add_command(dream_group)
-    root.add_command(review_cmd)
-    grp = root.commands.get("memory")
-    if not isinstance(grp, click.Group):
-        grp = click.Group("memory", help="Memory commands.")
-        root.add_command(grp)
-    grp.add_command(set_cmd)
+    do_undo(run_id, as_json, lock_timeout)

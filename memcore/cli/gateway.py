@@ -1,18 +1,16 @@
-"""``memcore gateway`` (scheduler + HTTP API + Dreams page) and ``memcore mcp`` (MCP server)."""
+"""``memcore gateway``: scheduled dreaming, the HTTP API and the Dreams page."""
 
 from __future__ import annotations
 
-import logging
-import os
-import sys
-
 import click
 
-from memcore.cli.common import get_state, handle_errors
+from memcore.cli.common import get_state, workspace_option
 
 
 def _setup_logging() -> None:
     """Greppable INFO lines with a timestamp on stderr for the long-running faces."""
+    import logging
+
     fmt = logging.Formatter("%(asctime)s memcore %(levelname)s %(message)s", "%Y-%m-%dT%H:%M:%S%z")
     root = logging.getLogger()
     if not root.handlers:
@@ -24,12 +22,8 @@ def _setup_logging() -> None:
 
 
 @click.command("gateway")
-@click.option(
-    "-w",
-    "--workspace",
-    "workspaces",
+@workspace_option(
     multiple=True,
-    metavar="DIR",
     help="Workspace to serve (repeatable). Default: the [[workspaces]] of the user gateway.toml, "
     "else the root -w / $MEMCORE_WORKSPACE / current directory.",
 )
@@ -55,7 +49,6 @@ def _setup_logging() -> None:
     is_flag=True,
     help="Never put the token into the page (shared machines); paste it in the page.",
 )
-@handle_errors
 def gateway_cmd(
     workspaces: tuple[str, ...],
     host: str | None,
@@ -69,8 +62,16 @@ def gateway_cmd(
 
     Mutating API routes need the bearer token: $MEMCORE_TOKEN, or a token generated at start and
     printed once on stderr. Stop with Ctrl-C or SIGTERM; a running job finishes or is recorded
-    as interrupted.
+    as interrupted. There is no --json: it serves JSON over HTTP.
+
+    \b
+    Examples:
+      memcore gateway -w ~/agent           # http://127.0.0.1:8787/
+      memcore gateway -w ~/a -w ~/b --port 9000
+      MEMCORE_TOKEN=secret memcore gateway --no-scheduler
     """
+    import os
+    import sys
     from pathlib import Path
 
     from memcore.gateway.security import new_token
@@ -108,32 +109,3 @@ def gateway_cmd(
     )
     code = serve(served, opts, banner=lambda url: print_banner(url, token, generated))
     sys.exit(code)
-
-
-@click.command("mcp")
-@click.option(
-    "-w",
-    "--workspace",
-    "workspace",
-    default=None,
-    metavar="DIR",
-    help="Workspace (default: the root -w / $MEMCORE_WORKSPACE / current directory).",
-)
-@handle_errors
-def mcp_cmd(workspace: str | None) -> None:
-    """Run the MCP server over stdio.
-
-    Tools: memory_search, memory_get, dreaming, promote_preview (and recall with sessions).
-    """
-    from memcore.mcp.server import run_stdio
-    from memcore.workspace.core import resolve_workspace
-
-    ws = resolve_workspace(workspace) if workspace else get_state().workspace()
-    logging.getLogger("memcore").setLevel(logging.WARNING)  # stdout is the protocol channel
-    run_stdio(ws)
-
-
-def register(root: click.Group) -> None:
-    """Add ``gateway`` and ``mcp`` to the root group."""
-    root.add_command(gateway_cmd)
-    root.add_command(mcp_cmd)

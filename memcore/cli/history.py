@@ -11,7 +11,13 @@ from typing import Any
 
 import click
 
-from memcore.cli.common import current_workspace, echo_json, handle_errors, json_option
+from memcore.cli.common import (
+    current_workspace,
+    echo_json,
+    json_option,
+    lock_timeout_option,
+    warn,
+)
 
 _SHOWN_COUNTERS = (
     "promoted",
@@ -25,14 +31,6 @@ _SHOWN_COUNTERS = (
     "reinforced",
     "heldBack",
     "version",
-)
-
-lock_timeout_option = click.option(
-    "--lock-timeout",
-    type=click.FloatRange(0, 3600),
-    default=10.0,
-    show_default=True,
-    help="Seconds to wait for another run to finish before giving up (exit 75).",
 )
 
 
@@ -70,13 +68,21 @@ def print_history(limit: int, as_json: bool) -> None:
 
 
 @click.group("history", invoke_without_command=True)
-@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True)
+@click.option(
+    "--limit", type=click.IntRange(min=1), default=20, show_default=True, help="Most runs."
+)
 @json_option
 @click.pass_context
-@handle_errors
 def history_group(ctx: click.Context, limit: int, as_json: bool) -> None:
     """List every run that changed memory (newest first): promote, dream, review, set,
-    undo, restore, with what triggered it (command, schedule, page, mcp)."""
+    undo, restore, with what triggered it (command, schedule, page, mcp).
+
+    \b
+    Examples:
+      memcore history
+      memcore history show 3f9c2a1b7d20 --diff
+      memcore history versions --json
+    """
     if ctx.invoked_subcommand is None:
         print_history(limit, as_json)
 
@@ -85,9 +91,14 @@ def history_group(ctx: click.Context, limit: int, as_json: bool) -> None:
 @click.argument("run_id")
 @click.option("--diff", "diff", is_flag=True, help="A unified diff per file.")
 @json_option
-@handle_errors
 def show_cmd(run_id: str, diff: bool, as_json: bool) -> None:
-    """Show one run: its entry changes and the files it wrote."""
+    """Show one run: its entry changes and the files it wrote.
+
+    \b
+    Examples:
+      memcore history show 3f9c2a1b7d20
+      memcore history show 3f9c2a1b7d20 --diff --json
+    """
     from memcore.journal import history
 
     res = history.show_run(current_workspace(), run_id, diff=diff)
@@ -107,9 +118,14 @@ def show_cmd(run_id: str, diff: bool, as_json: bool) -> None:
 
 @history_group.command("versions")
 @json_option
-@handle_errors
 def versions_cmd(as_json: bool) -> None:
-    """List the MEMORY.md versions kept ([journal] keep_versions, default 20)."""
+    """List the MEMORY.md versions kept ([journal] keep_versions, default 20).
+
+    \b
+    Examples:
+      memcore history versions
+      memcore history versions --json
+    """
     from memcore.journal import history
 
     vs = history.versions(current_workspace())
@@ -142,29 +158,38 @@ def do_undo(run_id: str | None, as_json: bool, lock_timeout: float) -> None:
     )
     if res.get("recallRestored"):
         click.echo(f"{len(res['recallRestored'])} promoted recall(s) can be promoted again.")
-    for w in res.get("warnings", []):
-        click.echo(f"memcore: warning: {w}", err=True)
+    warn(res.get("warnings", []))
 
 
 @click.command("undo")
 @click.argument("run_id", required=False)
-@lock_timeout_option
+@lock_timeout_option()
 @json_option
-@handle_errors
 def undo_cmd(run_id: str | None, lock_timeout: float, as_json: bool) -> None:
     """Take back a run (default: the latest): byte for byte when its files are unchanged
-    since; refused, naming what was edited, when undoing would clobber an edit."""
+    since; refused, naming what was edited, when undoing would clobber an edit.
+
+    \b
+    Examples:
+      memcore undo                         # the latest run
+      memcore undo 3f9c2a1b7d20 --json
+    """
     do_undo(run_id, as_json, lock_timeout)
 
 
 @click.command("restore")
-@click.argument("version", type=int)
-@lock_timeout_option
+@click.argument("version", type=click.IntRange(min=1))
+@lock_timeout_option()
 @json_option
-@handle_errors
 def restore_cmd(version: int, lock_timeout: float, as_json: bool) -> None:
     """Bring MEMORY.md back to a kept VERSION (memcore history versions) as an undoable
-    run."""
+    run.
+
+    \b
+    Examples:
+      memcore restore 3
+      memcore restore 3 --lock-timeout 30 --json
+    """
     from memcore.journal import history
 
     res = history.restore_version(
@@ -180,10 +205,3 @@ def restore_cmd(version: int, lock_timeout: float, as_json: bool) -> None:
             f"Restored MEMORY.md version {version} (run {res['runId']}; undo with "
             f"memcore undo {res['runId']})."
         )
-
-
-def register(root: click.Group) -> None:
-    """Add ``history``, ``undo`` and ``restore`` to the root group."""
-    root.add_command(history_group)
-    root.add_command(undo_cmd)
-    root.add_command(restore_cmd)

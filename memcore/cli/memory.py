@@ -1,79 +1,197 @@
-"""``memcore init``, ``memcore memory promote|explain|status`` and ``memcore dreaming``."""
+"""``memcore memory``: search, record, promote, explain, status and set.
+
+Library modules (and numpy) are imported inside the commands so ``memcore --help`` stays fast.
+"""
 
 from __future__ import annotations
 
-from pathlib import Path
+import sys
 from typing import Any
 
 import click
 
-from memcore.cli.common import current_workspace, echo_json, handle_errors, json_option
+from memcore.cli.common import (
+    FOLD_TIMEOUT_HELP,
+    current_workspace,
+    echo_json,
+    json_option,
+    lock_timeout_option,
+    lock_timeout_value,
+    not_empty,
+    progress_bar,
+    threshold_options,
+)
 
-
-@click.command("init")
-@click.argument("directory", required=False, type=click.Path(file_okay=False))
-@handle_errors
-def init_cmd(directory: str | None) -> None:
-    """Create MEMORY.md, memory/ and a commented memcore.toml (never overwrites)."""
-    from memcore.promotion.promote import TITLE
-    from memcore.workspace.config import DEFAULT_CONFIG_TEXT
-    from memcore.workspace.core import Workspace, atomic_write_text, resolve_workspace
-
-    ws = Workspace(Path(directory).absolute()) if directory else resolve_workspace(must_exist=False)
-    if ws.root.exists() and not ws.root.is_dir():
-        raise click.ClickException(f"{ws.root} exists and is not a directory")
-    ws.root.mkdir(parents=True, exist_ok=True)
-    made: list[str] = []
-    kept: list[str] = []
-    if ws.memory_dir.exists():
-        kept.append("memory/")
-    else:
-        ws.memory_dir.mkdir()
-        made.append("memory/")
-    for path, text in ((ws.memory_md, TITLE + "\n"), (ws.config_path, DEFAULT_CONFIG_TEXT)):
-        if path.exists() or path.is_symlink():
-            kept.append(path.name)
-        else:
-            atomic_write_text(path, text)
-            made.append(path.name)
-    click.echo(f"Workspace: {ws.root}")
-    if made:
-        click.echo("Created: " + ", ".join(made))
-    if kept:
-        click.echo("Kept (already there): " + ", ".join(kept))
+ENTRY_TYPES = (
+    "decision",
+    "convention",
+    "preference",
+    "fact",
+    "session_state",
+    "compact_summary",
+    "task_learning",
+    "unknown",
+)
+SCOPES = ("global", "project", "session")
+ORIGINS = ("interactive", "agent", "schedule", "backfill")  # memcore.recall.entries.ORIGINS
+ORIGIN_HELP = (
+    "What issued the search: interactive (a search made to answer someone: the default), "
+    "agent (one the agent ran on its own, e.g. automatic recall), schedule, backfill. Only "
+    "interactive searches count toward the distinct-queries gate."
+)
 
 
 @click.group("memory")
 def memory_group() -> None:
-    """Search memory, record recalls and promote them into MEMORY.md."""
+    """Search memory, record recalls and promote them into MEMORY.md.
+
+    \b
+    Examples:
+      memcore memory search "staging database"
+      memcore memory promote --apply
+      memcore memory status
+    """
 
 
-def _threshold_options(fn: Any) -> Any:
-    fn = click.option(
-        "--min-unique-queries",
-        type=click.IntRange(min=0, max=32),
-        help="Gate: distinct queries (default: config, else the mode's preset: 2).",
-    )(fn)
-    fn = click.option(
-        "--min-recall-count",
-        type=click.IntRange(min=0),
-        help="Gate: recalls (default: config, else the mode's preset: 3).",
-    )(fn)
-    fn = click.option(
-        "--min-score",
-        type=click.FloatRange(0, 1),
-        help="Gate: weighted score 0-1 (default: config, else the mode's preset: 0.75).",
-    )(fn)
-    return fn
+# -- search and record --------------------------------------------------------------------
+
+
+@memory_group.command("search")
+@click.argument("query", callback=not_empty)
+@click.option(
+    "--limit",
+    "-n",
+    type=click.IntRange(1, 1000),
+    default=10,
+    show_default=True,
+    help="Most hits to return.",
+)
+@click.option("--no-record", is_flag=True, help="Do not record the hits in the recall store.")
+@lock_timeout_option(default=3.0, help=FOLD_TIMEOUT_HELP)
+@json_option
+def search_cmd(query: str, limit: int, no_record: bool, lock_timeout: float, as_json: bool) -> None:
+    """Search MEMORY.md and memory/*.md, and record daily-note hits as recalls.
+
+    Scores are in [0, 1]: about 0.85 or more when a query clearly targets one chunk. Hits
+    are recorded even while another run holds the workspace lock (they wait in the recall log).
+
+    \b
+    Examples:
+      memcore memory search "staging database"
+      memcore memory search deploy -n 3 --no-record
+      memcore memory search "who owns payouts" --json
+    """
+    import logging
+
+    from memcore.search.query import search
+
+    ws = current_workspace()
+    # The library logs a recording failure; here it is shown once, below, as a warning line.
+    logging.getLogger("memcore.search.query").setLevel(logging.ERROR)
+    with progress_bar() as progress:
+        result = search(
+            ws,
+            query,
+            limit=limit,
+            record=not no_record,
+            lock_timeout=lock_timeout,
+            progress=progress,
+        )
+    for warning in result.warnings:
+        click.echo(f"Warning: {warning}", err=True)
+    if result.record_error:
+        click.echo(f"Warning: {result.record_error} (the search itself succeeded)", err=True)
+    if as_json:
+        echo_json(result.to_json())
+        return
+    if not result.results:
+        click.echo("No matches.")
+        return
+    for hit in result.results:
+        click.echo(f"{hit['path']}:{hit['startLine']}-{hit['endLine']}  score={hit['score']:.3f}")
+        for line in hit["snippet"].splitlines():
+            click.echo(f"    {line}")
+
+
+@memory_group.command("record")
+@click.option(
+    "--query",
+    "-q",
+    required=True,
+    callback=not_empty,
+    help="The query the hits were found for.",
+)
+@click.option(
+    "--origin",
+    type=click.Choice(ORIGINS),
+    default="interactive",
+    show_default=True,
+    help=ORIGIN_HELP,
+)
+@lock_timeout_option(default=0.0, legacy="--timeout", help=FOLD_TIMEOUT_HELP)
+@json_option
+def record_cmd(query: str, origin: str, lock_timeout: float, as_json: bool) -> None:
+    """Record search hits read as JSON on stdin (a list of results, or {"results": [...]}).
+
+    This is how an agent with its own memory search feeds memcore's recall tracking. Only hits
+    on daily notes (memory/YYYY-MM-DD.md) inside the workspace are recorded; a path outside
+    it is refused.
+
+    \b
+    Examples:
+      my-search "staging db" | memcore memory record -q "staging db"
+      memcore memory record -q deploy --json < hits.json
+    """
+    import json
+
+    from memcore.errors import InputError
+    from memcore.recall.scoring import Thresholds, passes_gates
+    from memcore.recall.store import record_recalls
+    from memcore.workspace.clock import utcnow
+    from memcore.workspace.config import dreaming_settings, load_config
+
+    try:
+        doc: Any = json.loads(sys.stdin.read())
+    except ValueError as exc:
+        raise InputError(
+            f'stdin is not JSON ({exc}); expected a list of results or {{"results": [...]}}'
+        ) from None
+    if isinstance(doc, dict) and "results" in doc:
+        doc = doc["results"]
+    if not isinstance(doc, list):
+        raise InputError('stdin must be a JSON list of results or an object {"results": [...]}')
+    ws = current_workspace()
+    settings = dreaming_settings(load_config(ws))
+    th = Thresholds.from_settings(settings).sanitized()
+    now = utcnow()
+    res = record_recalls(
+        ws,
+        query,
+        doc,
+        now=now,
+        max_entries=settings.max_entries,
+        protect=lambda entry: passes_gates(entry, now, th),
+        lock_timeout=lock_timeout_value(lock_timeout),
+        origin=origin,
+    )
+    for notice in [*res.notices, *([res.fold_error] if res.fold_error else [])]:
+        click.echo(f"Warning: {notice}", err=True)
+    if as_json:
+        echo_json({"recorded": res.recorded, "keys": res.keys, "folded": res.folded})
+    else:
+        click.echo(f"Recorded {res.recorded} recall(s).")
+
+
+# -- promote and explain ------------------------------------------------------------------
 
 
 @memory_group.command("promote")
 @click.option("--apply", "do_apply", is_flag=True, help="Append the candidates to MEMORY.md.")
 @click.option("--limit", type=click.IntRange(min=0), help="Most candidates (default: config, 10).")
 @click.option("--include-promoted", is_flag=True, help="Also list already promoted (preview only).")
-@_threshold_options
+@threshold_options
+@lock_timeout_option()
 @json_option
-@handle_errors
 def promote_cmd(
     do_apply: bool,
     limit: int | None,
@@ -81,11 +199,21 @@ def promote_cmd(
     min_score: float | None,
     min_recall_count: int | None,
     min_unique_queries: int | None,
+    lock_timeout: float,
     as_json: bool,
 ) -> None:
-    """Rank short-term recalls; with --apply, append the best to MEMORY.md."""
+    """Rank short-term recalls; with --apply, append the best to MEMORY.md.
+
+    \b
+    Examples:
+      memcore memory promote                  # preview: nothing is written
+      memcore memory promote --min-score 0.6 --limit 3
+      memcore memory promote --apply --json
+    """
     from memcore.promotion import promote
 
+    if do_apply and include_promoted:
+        raise click.UsageError("--include-promoted is preview-only; drop it to apply")
     ws = current_workspace()
     kwargs: dict[str, Any] = dict(
         limit=limit,
@@ -94,9 +222,7 @@ def promote_cmd(
         min_unique_queries=min_unique_queries,
     )
     if do_apply:
-        if include_promoted:
-            raise click.UsageError("--include-promoted is preview-only; drop it to apply")
-        result = promote.apply(ws, **kwargs)
+        result = promote.apply(ws, lock_timeout=lock_timeout, **kwargs)
     else:
         result = promote.preview(ws, include_promoted=include_promoted, **kwargs)
     if result.quarantined:
@@ -154,11 +280,19 @@ def _print_promote(ws: Any, result: Any) -> None:
 
 
 @memory_group.command("explain")
-@click.argument("selector")
+@click.argument("selector", callback=not_empty)
 @json_option
-@handle_errors
 def explain_cmd(selector: str, as_json: bool) -> None:
-    """Why an entry is or is not a candidate: components, score, every gate."""
+    """Why an entry is or is not a candidate: components, score, every gate.
+
+    SELECTOR is a recall key, or part of one, of its path or of its snippet. When it matches
+    several entries and none exactly, they are listed and the command exits 1.
+
+    \b
+    Examples:
+      memcore memory explain 2026-11-06.md:16
+      memcore memory explain "staging database" --json
+    """
     from memcore.promotion import promote
 
     ws = current_workspace()
@@ -187,20 +321,28 @@ def explain_cmd(selector: str, as_json: bool) -> None:
     click.echo("Verdict: " + ("qualifies" if out["passes"] else "does not qualify"))
 
 
+# -- status -------------------------------------------------------------------------------
+
+
 @memory_group.command("status")
 @click.option("--deep", is_flag=True, help="Also check the index freshness file by file.")
 @click.option("--fix", is_flag=True, help="Normalise the recall store (rewrites only on change).")
+@lock_timeout_option()
 @json_option
-@handle_errors
-def status_cmd(deep: bool, fix: bool, as_json: bool) -> None:
-    """Workspace, index, recall store, lock, dreaming settings and warnings."""
+def status_cmd(deep: bool, fix: bool, lock_timeout: float, as_json: bool) -> None:
+    """Workspace, index, recall store, lock, dreaming settings and warnings.
+
+    \b
+    Examples:
+      memcore memory status
+      memcore memory status --deep --json
+      memcore memory status --fix          # repair the recall store
+    """
     from memcore.promotion import status
     from memcore.recall import repair as recall_repair
 
     ws = current_workspace()
-    repair = None
-    if fix:
-        repair = recall_repair.repair_store(ws)
+    repair = recall_repair.repair_store(ws, lock_timeout=lock_timeout) if fix else None
     st = status.dreaming_status(ws)
     st["lock"] = status.lock_state(ws)
     st["index"] = _index_stats(ws, deep)
@@ -216,49 +358,7 @@ def status_cmd(deep: bool, fix: bool, as_json: bool) -> None:
     if as_json:
         echo_json(st)
         return
-    h = st["storeHealth"]
-    click.echo(f"Workspace: {ws.root}")
-    idx = st["index"]
-    if idx.get("error"):
-        click.echo(f"Index: unavailable ({idx['error']})")
-    elif idx and not idx.get("files"):
-        n = idx.get("stale", 0)
-        click.echo(f"Index: not built yet ({n} file{'' if n == 1 else 's'}; a search builds it)")
-    elif idx:
-        fresh = "fresh" if idx.get("fresh") else f"{idx.get('stale', 0)} stale"
-        click.echo(f"Index: {idx.get('files', 0)} files · {idx.get('chunks', 0)} chunks · {fresh}")
-        for skipped in idx.get("skipped") or []:
-            click.echo(f"Index skipped: {skipped}")
-    click.echo(
-        f"Recall store: {h['entries']} entries · {st['promotedTotal']} promoted · "
-        f"{st['shortTermCount']} short-term · {h['invalid']} invalid · {h['sizeBytes']} bytes"
-    )
-    click.echo(f"Recall path: {ws.store_path}")
-    if h.get("updatedAt"):
-        click.echo(f"Recall updated: {h['updatedAt']}")
-    size = st.get("memorySize") or {}
-    click.echo(
-        f"Long-term entries: {st['longTermCount']} · {size.get('chars', 0)} of "
-        f"{size.get('budgetChars', 0)} characters ([memory] budget_chars)"
-    )
-    click.echo(f"Lock: {st['lock']} ({ws.lock_path})")
-    cadence = f"{st['cron']} ({st['timezone']})" if st["enabled"] else "disabled"
-    click.echo(
-        f"Dreaming: {st['mode']} · {cadence} · limit={st['limit']} · minScore={st['minScore']:g} · "
-        f"minRecallCount={st['minRecallCount']} · minUniqueQueries={st['minUniqueQueries']} · "
-        f"recencyHalfLifeDays={st['recencyHalfLifeDays']:g}"
-    )
-    if repair is not None:
-        if repair.changed:
-            click.echo(f"Repair: rewrote store (-{repair.dropped_invalid} invalid)")
-        else:
-            click.echo("Repair: no changes")
-    if st["warnings"]:
-        click.echo("Issues:")
-        for w in st["warnings"]:
-            click.echo(f"  - {w}")
-        if h.get("invalid") and not fix:
-            click.echo("Fix: memcore memory status --fix")
+    click.echo("\n".join(_status_lines(ws, st, fix)))
 
 
 def _index_stats(ws: Any, deep: bool) -> dict[str, Any]:
@@ -270,18 +370,112 @@ def _index_stats(ws: Any, deep: bool) -> dict[str, Any]:
         return {"error": str(exc)}
 
 
-@click.command("dreaming")
-@click.argument("words", nargs=-1)
-@handle_errors
-def dreaming_cmd(words: tuple[str, ...]) -> None:
-    """The /dreaming chat command: off|core|rem|deep|status|help."""
-    from memcore.promotion.commands import handle_dreaming
+def _status_lines(ws: Any, st: dict[str, Any], fix: bool) -> list[str]:
+    h = st["storeHealth"]
+    lines = [f"Workspace: {ws.root}"]
+    idx = st["index"]
+    if idx.get("error"):
+        lines.append(f"Index: unavailable ({idx['error']})")
+    elif idx and not idx.get("files"):
+        n = idx.get("stale", 0)
+        lines.append(f"Index: not built yet ({n} file{'' if n == 1 else 's'}; a search builds it)")
+    elif idx:
+        fresh = "fresh" if idx.get("fresh") else f"{idx.get('stale', 0)} stale"
+        lines.append(
+            f"Index: {idx.get('files', 0)} files · {idx.get('chunks', 0)} chunks · {fresh}"
+        )
+    for skipped in idx.get("skipped") or []:
+        lines.append(f"Index skipped: {skipped['path']}: {skipped['reason']}")
+    lines.append(
+        f"Recall store: {h['entries']} entries · {st['promotedTotal']} promoted · "
+        f"{st['shortTermCount']} short-term · {h['invalid']} invalid · {h['sizeBytes']} bytes"
+    )
+    lines.append(f"Recall path: {ws.store_path}")
+    if h.get("updatedAt"):
+        lines.append(f"Recall updated: {h['updatedAt']}")
+    size = st.get("memorySize") or {}
+    lines.append(
+        f"Long-term entries: {st['longTermCount']} · {size.get('chars', 0)} of "
+        f"{size.get('budgetChars', 0)} characters ([memory] budget_chars)"
+    )
+    lines.append(f"Lock: {st['lock']} ({ws.lock_path})")
+    cadence = f"{st['cron']} ({st['timezone']})" if st["enabled"] else "disabled"
+    lines.append(
+        f"Dreaming: {st['mode']} · {cadence} · limit={st['limit']} · minScore={st['minScore']:g} · "
+        f"minRecallCount={st['minRecallCount']} · minUniqueQueries={st['minUniqueQueries']} · "
+        f"recencyHalfLifeDays={st['recencyHalfLifeDays']:g}"
+    )
+    repair = st.get("repair")
+    if repair is not None:
+        if repair["changed"]:
+            lines.append(f"Repair: rewrote store (-{repair['droppedInvalid']} invalid)")
+        else:
+            lines.append("Repair: no changes")
+    if st["warnings"]:
+        lines.append("Issues:")
+        lines.extend(f"  - {w}" for w in st["warnings"])
+        if h.get("invalid") and not fix:
+            lines.append("Fix: memcore memory status --fix")
+    return lines
 
-    click.echo(handle_dreaming(current_workspace(), " ".join(words)))
+
+# -- set ----------------------------------------------------------------------------------
 
 
-def register(root: click.Group) -> None:
-    """Add init, memory and dreaming to the root group."""
-    root.add_command(init_cmd)
-    root.add_command(memory_group)
-    root.add_command(dreaming_cmd)
+@memory_group.command("set")
+@click.argument("entry_id", callback=not_empty)
+@click.option("--importance", type=click.FloatRange(0, 1), help="Importance 0-1.")
+@click.option(
+    "--pin/--unpin",
+    "pinned",
+    default=None,
+    help="Pinned entries are never merged away or forgotten.",
+)
+@click.option(
+    "--type", "type_", type=click.Choice(ENTRY_TYPES, case_sensitive=False), help="Entry type."
+)
+@click.option("--scope", type=click.Choice(SCOPES, case_sensitive=False), help="Entry scope.")
+@lock_timeout_option()
+@json_option
+def set_cmd(
+    entry_id: str,
+    importance: float | None,
+    pinned: bool | None,
+    type_: str | None,
+    scope: str | None,
+    lock_timeout: float,
+    as_json: bool,
+) -> None:
+    """Set an entry's importance, pin, type or scope (pin/type/scope go into its marker).
+
+    ENTRY_ID is the id `memcore dream entries` lists.
+
+    \b
+    Examples:
+      memcore memory set 00895b947a70 --pin
+      memcore memory set 00895b947a70 --importance 0.9 --type decision
+    """
+    from memcore.dream.setmeta import set_entry
+    from memcore.workspace.clock import utcnow
+
+    if importance is None and pinned is None and type_ is None and scope is None:
+        raise click.UsageError(
+            "nothing to set: give --importance, --pin/--unpin, --type or --scope"
+        )
+    res = set_entry(
+        current_workspace(),
+        entry_id,
+        now=utcnow(),
+        importance=importance,
+        pinned=pinned,
+        type=type_.lower() if type_ else None,
+        scope=scope.lower() if scope else None,
+        lock_timeout=lock_timeout,
+    )
+    if as_json:
+        echo_json(res)
+        return
+    click.echo(
+        f"{res['id']}: importance={res['importance']:.2f} type={res['type']} scope={res['scope']} "
+        f"pinned={'yes' if res['pinned'] else 'no'}"
+    )

@@ -1,0 +1,90 @@
+"""``memcore review``: settle conflicts and detail-losing merges that wait for a human."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from memcore.cli.common import current_workspace, echo_json, json_option, lock_timeout_option
+
+CHOICES = ("a", "b", "apply", "reject", "skip")
+
+
+@click.command("review")
+@click.argument("item_id", required=False, type=click.IntRange(min=1))
+@click.argument("choice", required=False, type=click.Choice(CHOICES, case_sensitive=False))
+@lock_timeout_option()
+@json_option
+def review_cmd(item_id: int | None, choice: str | None, lock_timeout: float, as_json: bool) -> None:
+    """Settle conflicts and detail-losing merges that wait for a human.
+
+    With no arguments it asks about each item; `memcore review ID CHOICE` settles one
+    (A/B/skip for a conflict, apply/reject/skip for a merge); --json lists them.
+
+    \b
+    Examples:
+      memcore review                       # ask about each waiting item
+      memcore review 3 B                   # keep B of conflict 3
+      memcore review --json
+    """
+    from memcore.dream import review
+    from memcore.workspace.clock import utcnow
+
+    ws = current_workspace()
+    if item_id is not None:
+        if not choice:
+            raise click.UsageError(
+                "give a choice: A, B or skip (conflict); apply, reject or skip (merge)"
+            )
+        res = review.resolve(ws, item_id, choice, now=utcnow(), lock_timeout=lock_timeout)
+        if as_json:
+            echo_json(res)
+        else:
+            click.echo(
+                f"Review item {item_id}: {res['status']}"
+                + (f" (run {res['runId']})" if res["runId"] else "")
+            )
+        return
+    items = review.pending(ws)
+    if as_json:
+        echo_json({"items": items})
+        return
+    if not items:
+        click.echo("Nothing waits for review.")
+        return
+    done = 0
+    for it in items:
+        click.echo(_describe(it))
+        try:
+            answer = _ask_item(it)
+        except click.Abort:
+            click.echo("Stopped.")
+            break
+        if answer == "skip":
+            continue
+        review.resolve(ws, it["itemId"], answer, now=utcnow(), lock_timeout=lock_timeout)
+        done += 1
+    click.echo(f"Review: {done} settled, {len(review.pending(ws))} waiting.")
+
+
+def _describe(it: dict[str, Any]) -> str:
+    if it["kind"] == "conflict":
+        return (
+            f'#{it["itemId"]} conflict — "{it["topic"]}" ({it["reason"]})\n'
+            f"  A [{it['a']['id']}] {it['a']['text'][:100]}\n"
+            f"  B [{it['b']['id']}] {it['b']['text'][:100]}"
+        )
+    ids = " + ".join(f"[{x['id']}]" for x in [it["keeper"], *it["absorbed"]])
+    return f'#{it["itemId"]} merge {ids}\n  → "{it["text"][:100]}"'
+
+
+def _ask_item(it: dict[str, Any]) -> str:
+    allowed = it["choices"]
+    suffix = " [A/B/skip] " if it["kind"] == "conflict" else " [apply/reject/skip] "
+    while True:
+        answer = click.prompt("  Choice", default="skip", show_default=False, prompt_suffix=suffix)
+        answer = answer.strip().lower()
+        if answer in allowed:
+            return answer
+        click.echo(f"  Please answer one of: {', '.join(allowed)}.")
