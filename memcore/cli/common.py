@@ -103,7 +103,7 @@ def lock_timeout_option(
     def decorate(fn: F) -> F:
         fn = click.option(
             "--lock-timeout",
-            type=click.FloatRange(0, 3600),
+            type=FloatRange(0, 3600),
             default=default,
             show_default=True,
             envvar="MEMCORE_LOCK_TIMEOUT",
@@ -121,7 +121,7 @@ def lock_timeout_option(
         fn = click.option(
             legacy,
             "legacy_lock_timeout",
-            type=click.FloatRange(0, 3600),
+            type=FloatRange(0, 3600),
             hidden=True,
             expose_value=False,
             callback=take_legacy,
@@ -141,20 +141,57 @@ def threshold_options(fn: F) -> F:
     """The promotion gates, for commands that rank recalls."""
     fn = click.option(
         "--min-unique-queries",
-        type=click.IntRange(min=0, max=32),
+        type=IntRange(min=0, max=32),
         help="Gate: distinct queries (default: config, else the mode's preset: 2).",
     )(fn)
     fn = click.option(
         "--min-recall-count",
-        type=click.IntRange(min=0),
+        type=IntRange(min=0),
         help="Gate: recalls (default: config, else the mode's preset: 3).",
     )(fn)
     fn = click.option(
         "--min-score",
-        type=click.FloatRange(0, 1),
+        type=FloatRange(0, 1),
         help="Gate: weighted score 0-1 (default: config, else the mode's preset: 0.75).",
     )(fn)
     return fn
+
+
+def _allowed(t: click.IntRange | click.FloatRange) -> str:
+    if t.min is not None and t.max is not None:
+        return f"{t.min} to {t.max}"
+    return f"{t.min} or more" if t.min is not None else f"{t.max} or less"
+
+
+class IntRange(click.IntRange):
+    """click's IntRange whose wrong-type error also says which integers are allowed."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if not isinstance(value, int):
+            try:
+                int(value)
+            except (TypeError, ValueError):
+                self.fail(f"{value!r} is not an integer; allowed: {_allowed(self)}", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+class FloatRange(click.FloatRange):
+    """click's FloatRange whose wrong-type error also says which numbers are allowed."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if not isinstance(value, int | float):
+            try:
+                float(value)
+            except (TypeError, ValueError):
+                self.fail(f"{value!r} is not a number; allowed: {_allowed(self)}", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+class NamedArgument(click.Argument):
+    """An argument whose usage shows its choices but whose errors name it (``'CHOICE'``)."""
+
+    def get_error_hint(self, ctx: click.Context) -> str:
+        return f"'{self.name.upper() if self.name else self.human_readable_name}'"
 
 
 def not_empty(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:

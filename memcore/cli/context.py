@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import click
 
-from memcore.cli.common import current_workspace, echo_json, json_option
+from memcore.cli.common import IntRange, current_workspace, echo_json, json_option
 
 
 @click.command("context")
 @click.option(
     "--model-window",
-    type=click.IntRange(min=0),
+    type=IntRange(min=0),
     default=200_000,
     show_default=True,
     metavar="TOKENS",

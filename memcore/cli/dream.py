@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from memcore.cli.common import (
+    IntRange,
     current_workspace,
     echo_json,
     json_option,
@@ -247,9 +248,7 @@ def _echo_diff(ws: Any, res: dict[str, Any]) -> None:
 
 
 @dream_group.command("history")
-@click.option(
-    "--limit", type=click.IntRange(min=1), default=20, show_default=True, help="Most runs."
-)
+@click.option("--limit", type=IntRange(min=1), default=20, show_default=True, help="Most runs.")
 @json_option
 def history_cmd(limit: int, as_json: bool) -> None:
     """List every run (newest first); an alias of `memcore history`.

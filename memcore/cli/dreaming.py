@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import click
 
-from memcore.cli.common import current_workspace, echo_json, json_option
+from memcore.cli.common import NamedArgument, current_workspace, echo_json, json_option
 
 WORDS = ("off", "core", "rem", "deep", "status", "help")
 
 
 @click.command("dreaming")
-@click.argument("word", required=False, type=click.Choice(WORDS, case_sensitive=False))
+@click.argument(
+    "word", cls=NamedArgument, required=False, type=click.Choice(WORDS, case_sensitive=False)
+)
 @json_option
 def dreaming_cmd(word: str | None, as_json: bool) -> None:
     """The /dreaming chat command: a mode (off, core, rem, deep), status or help.

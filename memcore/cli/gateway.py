@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from memcore.cli.common import get_state, workspace_option
+from memcore.cli.common import IntRange, get_state, workspace_option
 
 
 def _setup_logging() -> None:
@@ -28,10 +28,10 @@ def _setup_logging() -> None:
     "else the root -w / $MEMCORE_WORKSPACE / current directory.",
 )
 @click.option("--host", default=None, help="Address to bind (default 127.0.0.1).")
-@click.option("--port", type=click.IntRange(0, 65535), default=None, help="Port (default 8787).")
+@click.option("--port", type=IntRange(0, 65535), default=None, help="Port (default 8787).")
 @click.option(
     "--max-concurrent",
-    type=click.IntRange(1, 64),
+    type=IntRange(1, 64),
     default=4,
     show_default=True,
     help="Workspaces whose jobs may run at the same time.",

@@ -12,6 +12,8 @@ import click
 
 from memcore.cli.common import (
     FOLD_TIMEOUT_HELP,
+    FloatRange,
+    IntRange,
     current_workspace,
     echo_json,
     json_option,
@@ -61,7 +63,7 @@ def memory_group() -> None:
 @click.option(
     "--limit",
     "-n",
-    type=click.IntRange(1, 1000),
+    type=IntRange(1, 1000),
     default=10,
     show_default=True,
     help="Most hits to return.",
@@ -187,7 +189,7 @@ def record_cmd(query: str, origin: str, lock_timeout: float, as_json: bool) -> N
 
 @memory_group.command("promote")
 @click.option("--apply", "do_apply", is_flag=True, help="Append the candidates to MEMORY.md.")
-@click.option("--limit", type=click.IntRange(min=0), help="Most candidates (default: config, 10).")
+@click.option("--limit", type=IntRange(min=0), help="Most candidates (default: config, 10).")
 @click.option("--include-promoted", is_flag=True, help="Also list already promoted (preview only).")
 @threshold_options
 @lock_timeout_option()
@@ -424,7 +426,7 @@ def _status_lines(ws: Any, st: dict[str, Any], fix: bool) -> list[str]:
 
 @memory_group.command("set")
 @click.argument("entry_id", callback=not_empty)
-@click.option("--importance", type=click.FloatRange(0, 1), help="Importance 0-1.")
+@click.option("--importance", type=FloatRange(0, 1), help="Importance 0-1.")
 @click.option(
     "--pin/--unpin",
     "pinned",

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import click
 
-from memcore.cli.common import current_workspace, echo_json, json_option
+from memcore.cli.common import IntRange, current_workspace, echo_json, json_option
 
 
 @click.group("recall")
@@ -57,9 +58,28 @@ def _recall(args: dict[str, Any], as_json: bool) -> None:
     _print(recall(current_workspace(), {k: v for k, v in args.items() if v is not None}), as_json)
 
 
-cursor_option = click.option("--cursor", help="Continue from a previous page's next cursor.")
+class Cursor(click.ParamType):
+    """A page cursor as an earlier page printed it: ``N`` or ``N:M`` (digits)."""
+
+    name = "cursor"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        text = str(value).strip()
+        if not re.fullmatch(r"\d+(?::\d+)?", text):
+            self.fail(
+                f"{value!r} is not a cursor; allowed: the next cursor an earlier page printed "
+                "(N or N:M)",
+                param,
+                ctx,
+            )
+        return text
+
+
+cursor_option = click.option(
+    "--cursor", type=Cursor(), help="Continue from a previous page's next cursor."
+)
 version_option = click.option(
-    "--version", "version", type=click.IntRange(min=1), help="Read an older version (1, 2...)."
+    "--version", "version", type=IntRange(min=1), help="Read an older version (1, 2...)."
 )
 
 
@@ -123,12 +143,8 @@ def recall_sessions(project_id: str | None, cursor: str | None, as_json: bool) -
 
 @recall_group.command("session")
 @click.argument("session_id")
-@click.option(
-    "--from", "start", type=click.IntRange(min=0), help="First message index to read (from 0)."
-)
-@click.option(
-    "--to", "end", type=click.IntRange(min=0), help="Last message index to read (inclusive)."
-)
+@click.option("--from", "start", type=IntRange(min=0), help="First message index to read (from 0).")
+@click.option("--to", "end", type=IntRange(min=0), help="Last message index to read (inclusive).")
 @click.option("--project", "project_id", help="Project id (default: this workspace).")
 @version_option
 @cursor_option

@@ -6,14 +6,23 @@ from typing import Any
 
 import click
 
-from memcore.cli.common import current_workspace, echo_json, json_option, lock_timeout_option
+from memcore.cli.common import (
+    IntRange,
+    NamedArgument,
+    current_workspace,
+    echo_json,
+    json_option,
+    lock_timeout_option,
+)
 
 CHOICES = ("a", "b", "apply", "reject", "skip")
 
 
 @click.command("review")
-@click.argument("item_id", required=False, type=click.IntRange(min=1))
-@click.argument("choice", required=False, type=click.Choice(CHOICES, case_sensitive=False))
+@click.argument("item_id", cls=NamedArgument, required=False, type=IntRange(min=1))
+@click.argument(
+    "choice", cls=NamedArgument, required=False, type=click.Choice(CHOICES, case_sensitive=False)
+)
 @lock_timeout_option()
 @json_option
 def review_cmd(item_id: int | None, choice: str | None, lock_timeout: float, as_json: bool) -> None:
