@@ -190,7 +190,7 @@ class FloatRange(click.FloatRange):
 class NamedArgument(click.Argument):
     """An argument whose usage shows its choices but whose errors name it (``'CHOICE'``)."""
 
-    def get_error_hint(self, ctx: click.Context) -> str:
+    def get_error_hint(self, ctx: click.Context | None) -> str:
         return f"'{self.name.upper() if self.name else self.human_readable_name}'"
 
 

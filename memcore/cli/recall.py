@@ -58,7 +58,7 @@ def _recall(args: dict[str, Any], as_json: bool) -> None:
     _print(recall(current_workspace(), {k: v for k, v in args.items() if v is not None}), as_json)
 
 
-class Cursor(click.ParamType):
+class Cursor(click.types.StringParamType):
     """A page cursor as an earlier page printed it: ``N`` or ``N:M`` (digits)."""
 
     name = "cursor"
