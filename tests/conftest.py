@@ -7,6 +7,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
@@ -42,14 +43,18 @@ def invoke(
     *args: str,
     input: str | None = None,
     env: dict[str, str | None] | None = None,
+    **extra: Any,
 ) -> Result:
     """Run ``memcore [-w WS] ARGS`` in this process, as a user would (the root group maps
     domain errors to exit codes). ``catch_exceptions=False``: anything else escaping a command
-    fails the test with its traceback instead of hiding in ``result.exception``."""
+    fails the test with its traceback instead of hiding in ``result.exception``. ``extra``
+    goes to ``CliRunner.invoke`` (``prog_name``, ``terminal_width``...)."""
     from memcore.cli import cli
 
     root = [] if ws is None else ["-w", str(ws.root if isinstance(ws, Workspace) else ws)]
-    return CliRunner().invoke(cli, [*root, *args], input=input, env=env, catch_exceptions=False)
+    return CliRunner().invoke(
+        cli, [*root, *args], input=input, env=env, catch_exceptions=False, **extra
+    )
 
 
 def write_note(ws: Workspace, name: str, text: str) -> Path:

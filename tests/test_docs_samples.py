@@ -35,9 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from memcore.cli import cli
+from tests.conftest import invoke
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "workspace"
@@ -126,11 +125,7 @@ def normalise(text: str, root: Path) -> list[str]:
 
 def run_sample(sample: Sample, root: Path, env: dict[str, str]) -> tuple[int, list[str]]:
     args, stdin = split_command(sample.command)
-    result = CliRunner().invoke(
-        cli, args, input=stdin, env=env, prog_name="memcore", terminal_width=80
-    )
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        raise result.exception
+    result = invoke(None, *args, input=stdin, env=env, prog_name="memcore", terminal_width=80)
     return result.exit_code, normalise(result.output, root)
 
 

@@ -8,7 +8,6 @@ same everywhere. Nothing heavy is imported at module level: ``memcore --help`` s
 from __future__ import annotations
 
 import contextlib
-import json
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -206,6 +205,8 @@ def not_empty(ctx: click.Context, param: click.Parameter, value: str | None) -> 
 
 def echo_json(data: Any) -> None:
     """One JSON document on stdout, keys in camelCase (the keys are an API)."""
+    import json
+
     from memcore.workspace.jsonkeys import camel_keys
 
     click.echo(json.dumps(camel_keys(data), indent=2, ensure_ascii=False, default=str))
