@@ -142,6 +142,37 @@ def test_explain_exit_codes(ws: Workspace) -> None:
     assert r.exit_code == 1 and 'No promotion candidate matched "unrelated".' in r.stderr
 
 
+def test_explain_with_several_matches_lists_them_and_exits_1(ws: Workspace) -> None:
+    seed(ws)
+    write_note(ws, "2026-11-21.md", "# Notes\n\n- The staging database moved to eu-central.\n")
+    hit = {
+        "path": "memory/2026-11-21.md",
+        "startLine": 3,
+        "endLine": 3,
+        "score": 0.9,
+        "snippet": "- The staging database moved to eu-central.",
+    }
+    recall.record_recalls(ws, "staging move", [hit], now=datetime.now(UTC))
+    r = invoke(ws, "memory", "explain", "staging database")
+    assert r.exit_code == 1 and r.stdout == ""
+    assert r.stderr.startswith('Error: "staging database" matches 2 entries; give one of these')
+    assert "memory:memory/2026-11-20.md:3:3" in r.stderr
+    assert "memory:memory/2026-11-21.md:3:3" in r.stderr
+    r = invoke(ws, "memory", "explain", "memory:memory/2026-11-21.md:3:3")  # a key from the list
+    assert r.exit_code == 0 and "eu-central" in r.stdout
+
+
+def test_status_prints_index_problems_as_text(ws: Workspace) -> None:
+    seed(ws)
+    (ws.memory_dir / "2026-11-22.md").write_bytes(b"# Notes\n\n- caf\xe9 not utf-8\n")
+    assert invoke(ws, "memory", "search", "staging").exit_code == 0  # builds the index
+    r = invoke(ws, "memory", "status")
+    assert r.exit_code == 0
+    skipped = [ln for ln in r.stdout.splitlines() if ln.startswith("Index skipped:")]
+    assert skipped and skipped[0].startswith("Index skipped: memory/2026-11-22.md: ")
+    assert "{" not in r.stdout and "'path'" not in r.stdout  # no Python dict shown raw
+
+
 def test_status_reports_store_and_unreachable_gates(ws: Workspace) -> None:
     seed(ws)
     ws.config_path.write_text('[dreaming]\nmode = "rem"\n')
