@@ -7,11 +7,11 @@ import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from click.testing import CliRunner, Result
+from click.testing import Result
 
-from memcore.cli import cli
 from memcore.workspace.core import Workspace
 from memcore.workspace.entries import parse
+from tests.conftest import invoke as run_cli
 
 NOW = datetime(2026, 11, 30, 3, 0, tzinfo=UTC)
 
@@ -27,7 +27,7 @@ LONG_TERM = (
 
 
 def invoke(ws: Workspace, *args: str, code: int = 0, stdin: str | None = None) -> Result:
-    res = CliRunner().invoke(cli, ["-w", str(ws.root), *args], input=stdin)
+    res = run_cli(ws, *args, input=stdin)
     assert res.exit_code == code, (res.output, res.stderr if res.stderr_bytes else "")
     return res
 

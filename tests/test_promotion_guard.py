@@ -9,12 +9,12 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
 
-from memcore.cli import cli
 from memcore.promotion.dedupe import already_stated, normalized
 from memcore.workspace.core import Workspace
 from memcore.workspace.entries import parse
+from tests.conftest import invoke as run_cli
 
 
 @dataclass
@@ -66,7 +66,7 @@ def seed(ws: Workspace, lines: list[int]) -> list[str]:
 
 
 def invoke(ws: Workspace, *args: str, code: int = 0, stdin: str | None = None) -> Result:
-    res = CliRunner().invoke(cli, ["-w", str(ws.root), *args], input=stdin)
+    res = run_cli(ws, *args, input=stdin)
     assert res.exit_code == code, res.output
     return res
 

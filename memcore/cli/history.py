@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from memcore.cli.common import (
+    IntRange,
     current_workspace,
     echo_json,
     json_option,
@@ -68,9 +69,7 @@ def print_history(limit: int, as_json: bool) -> None:
 
 
 @click.group("history", invoke_without_command=True)
-@click.option(
-    "--limit", type=click.IntRange(min=1), default=20, show_default=True, help="Most runs."
-)
+@click.option("--limit", type=IntRange(min=1), default=20, show_default=True, help="Most runs.")
 @json_option
 @click.pass_context
 def history_group(ctx: click.Context, limit: int, as_json: bool) -> None:
@@ -178,7 +177,7 @@ def undo_cmd(run_id: str | None, lock_timeout: float, as_json: bool) -> None:
 
 
 @click.command("restore")
-@click.argument("version", type=click.IntRange(min=1))
+@click.argument("version", type=IntRange(min=1))
 @lock_timeout_option()
 @json_option
 def restore_cmd(version: int, lock_timeout: float, as_json: bool) -> None:
