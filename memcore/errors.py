@@ -17,6 +17,7 @@ tool error. Subclasses inherit both unless they say otherwise.
     │   ├── AmbiguousSelector exit 1   HTTP 400  a selector matches several entries
     │   ├── UnknownWorkspace  exit 1   HTTP 404  the gateway does not serve that workspace
     │   ├── StalePlan ....... exit 1   HTTP 409  MEMORY.md changed between plan and apply
+    │   ├── LossBoundExceeded exit 1   HTTP 400  a run would remove too much of MEMORY.md
     │   └── UndoConflict .... exit 1   HTTP 409  a later edit conflicts with an undo
     ├── LockBusy ............ exit 75  HTTP 409  another process holds the workspace lock
     ├── Busy ................ exit 75  HTTP 409  a gateway run of this workspace is in progress
@@ -97,6 +98,15 @@ class StalePlan(InputError):
     """MEMORY.md changed between the plan and its application; nothing was applied."""
 
     http_status = 409
+
+
+class LossBoundExceeded(InputError):
+    """A run would remove or rewrite more of MEMORY.md than ``max_loss_fraction`` allows;
+    ``affected`` names the entries."""
+
+    def __init__(self, message: str, affected: list[str]) -> None:
+        super().__init__(message)
+        self.affected = affected
 
 
 class UndoConflict(InputError):

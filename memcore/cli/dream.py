@@ -145,6 +145,7 @@ def _dream(
     progress: Any,
 ) -> None:
     from memcore.dream import cycle, report
+    from memcore.errors import LossBoundExceeded
 
     ws = current_workspace()
     now = _now()
@@ -206,7 +207,7 @@ def _dream(
         _merges, _deferred, ops, _resolved, _queued = cycle.chosen_ops(plan, "apply", choices)
         try:
             cycle.loss_check(plan, ops)
-        except cycle.LossBoundExceeded as exc:
+        except LossBoundExceeded as exc:
             click.echo(str(exc).split("; nothing was applied")[0] + ":")
             by_id = plan.doc.by_id()
             for eid in exc.affected:

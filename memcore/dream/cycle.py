@@ -21,7 +21,7 @@ from memcore.dream.apply import Applied, MergeOp, Op, RemoveOp, apply_ops, promo
 from memcore.dream.plan import STEPS, MergeProposal, Plan, build_plan
 from memcore.dream.reconcile import ConflictProposal
 from memcore.dream.settings import consolidation_settings
-from memcore.errors import InputError
+from memcore.errors import InputError, LossBoundExceeded
 from memcore.journal import runs as journal
 from memcore.promotion.budget import budget_chars, check_growth
 from memcore.workspace.clock import iso_ms, parse_iso, utcnow
@@ -90,14 +90,6 @@ def conflict_op(c: ConflictProposal, plan: Plan, winner: str) -> RemoveOp:
         f'conflict on "{c.topic}" resolved for {kept}',
         plan.metas.get(loser),
     )
-
-
-class LossBoundExceeded(InputError):
-    """A run would remove or rewrite more of MEMORY.md than ``max_loss_fraction`` allows."""
-
-    def __init__(self, message: str, affected: list[str]) -> None:
-        super().__init__(message)
-        self.affected = affected
 
 
 #: A run that touches at most this many entries is never refused by the loss bound (so a
