@@ -11,6 +11,7 @@ tool error. Subclasses inherit both unless they say otherwise.
     ├── ConfigError ......... exit 1   HTTP 422  a configuration file or value is invalid
     ├── WorkspaceError ...... exit 1   HTTP 422  the workspace or one of its files is unusable
     ├── StoreError .......... exit 1   HTTP 422  the recall store cannot be read or written
+    │   └── StoreCorrupt .... exit 1   HTTP 422  a preview found a store that does not parse
     ├── DatabaseError ....... exit 1   HTTP 503  memcore.sqlite is unusable right now
     │   └── DatabaseLocked .. exit 75  HTTP 409  another process holds memcore.sqlite
     ├── InputError .......... exit 1   HTTP 400  a selector, id, path or stdin is not usable
@@ -58,6 +59,10 @@ class WorkspaceError(MemcoreError):
 
 class StoreError(MemcoreError):
     """The recall store cannot be read or written."""
+
+
+class StoreCorrupt(StoreError):
+    """A preview found a store that does not parse; it is left for a writing command."""
 
 
 class DatabaseError(MemcoreError):

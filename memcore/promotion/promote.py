@@ -20,7 +20,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from memcore.errors import AmbiguousSelector, InputError, WorkspaceError
+from memcore.errors import AmbiguousSelector, InputError, StoreCorrupt, WorkspaceError
 from memcore.journal import runs, wal
 from memcore.journal.runs import Change
 from memcore.promotion.budget import budget_chars, over_budget_error
@@ -32,7 +32,6 @@ from memcore.recall.ledger import Meta
 from memcore.recall.scoring import Candidate, Thresholds, gate_checks, rank
 from memcore.recall.store import (
     Store,
-    StoreCorrupt,
     fold_logged,
     fresh_mirror,
     read_store,

@@ -25,7 +25,7 @@ from typing import Any
 
 import orjson
 
-from memcore.errors import InputError, LockBusy, MemcoreError, StoreError
+from memcore.errors import InputError, LockBusy, MemcoreError, StoreCorrupt, StoreError
 from memcore.recall import log as recall_log
 from memcore.recall import mirror as recall_index
 from memcore.recall.entries import (
@@ -75,10 +75,6 @@ def quarantine(path: Path, now: datetime, reason: str) -> Path:
         "recall store %s %s; moved aside to %s and started a fresh store", path, reason, aside
     )
     return aside
-
-
-class StoreCorrupt(StoreError):
-    """A preview found a store that does not parse; it is left for a writing command."""
 
 
 def _load_raw(
