@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from memcore.judge.contradict import contradiction, unique_content, unique_details
+from memcore.judge.neighbours import candidate_pairs, exact_dots
+
+__all__ = ["Item", "MergeGroup", "candidate_pairs", "cluster", "combined_text", "exact_dots"]
 
 SCOPE_RANK = {"global": 0, "project": 1, "session": 2}
-_PROJECT_DIM = 256
-_PROJECT_MARGIN = 0.15
-_BLOCK = 512
 MAX_TRIES = 4  # keepers an entry tries to join, most similar first
 
 
@@ -52,125 +52,6 @@ class MergeGroup:
     sims: list[float]
     lossy: bool = False
     missing: dict[int, list[str]] = field(default_factory=dict)
-
-
-def candidate_pairs(
-    vecs: np.ndarray, threshold: float, k: int = 16
-) -> list[tuple[int, int, float]]:
-    """Pairs (i < j) with cosine >= ``threshold``, at most the ``k`` most similar per entry;
-    rows must be L2-normalised. Memory stays O(block x n), never n x n."""
-    n = int(vecs.shape[0])
-    if n < 2:
-        return []
-    vecs = np.ascontiguousarray(vecs, dtype=np.float32)
-    dim = int(vecs.shape[1])
-    if dim > 2 * _PROJECT_DIM and n > 2000:
-        # Coarse candidates in a fixed random projection, confirmed with the exact cosine.
-        rng = np.random.default_rng(20261130)
-        proj = rng.standard_normal((dim, _PROJECT_DIM)).astype(np.float32) / np.sqrt(_PROJECT_DIM)
-        small = np.empty((n, _PROJECT_DIM), dtype=np.float32)
-        for s in range(0, n, 4096):
-            small[s : s + 4096] = vecs[s : s + 4096] @ proj
-        coarse = _topk_pairs(small, threshold - _PROJECT_MARGIN, 2 * k, upper=True)
-        if not coarse:
-            return []
-        ii = np.fromiter((p[0] for p in coarse), dtype=np.int64, count=len(coarse))
-        jj = np.fromiter((p[1] for p in coarse), dtype=np.int64, count=len(coarse))
-        sims = exact_dots(vecs, ii, jj)
-        keep = sims >= threshold
-        return list(zip(ii[keep].tolist(), jj[keep].tolist(), sims[keep].tolist(), strict=True))
-    return _topk_pairs(vecs, threshold, k)
-
-
-def exact_dots(vecs: np.ndarray, ii: np.ndarray, jj: np.ndarray) -> np.ndarray:
-    """Exact dot products of the row pairs (ii[p], jj[p]).
-
-    Hashed vectors are sparse (a few hundred of 4096 dimensions), so the products are taken
-    over the non-zeros of the ``jj`` rows against a contiguous block of ``ii`` rows: the cost
-    is O(pairs x non-zeros), not O(pairs x dimensions). Dense vectors use a plain gather.
-    """
-    n = int(vecs.shape[0])
-    out = np.empty(len(ii), dtype=np.float32)
-    counts = np.count_nonzero(vecs, axis=1)
-    if counts.mean() > 0.25 * vecs.shape[1]:
-        for s in range(0, len(ii), 4096):
-            out[s : s + 4096] = np.einsum(
-                "ij,ij->i", vecs[ii[s : s + 4096]], vecs[jj[s : s + 4096]]
-            )
-        return out
-    indptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(counts, out=indptr[1:])
-    _rows, cols = np.nonzero(vecs)
-    vals = vecs[_rows, cols]
-    cols = cols.astype(np.int32)
-    del _rows
-    order = np.argsort(ii, kind="stable")
-    si, sj = ii[order], jj[order]
-    res = np.zeros(len(ii), dtype=np.float32)
-    for s in range(0, n, _BLOCK):
-        lo, hi = np.searchsorted(si, [s, s + _BLOCK])
-        if lo == hi:
-            continue
-        bi, bj = si[lo:hi] - s, sj[lo:hi]
-        lens = counts[bj]
-        total = int(lens.sum())
-        if total == 0:
-            continue
-        pair = np.repeat(np.arange(hi - lo), lens)
-        pos = (
-            np.arange(total) - np.repeat(np.cumsum(lens) - lens, lens) + np.repeat(indptr[bj], lens)
-        )
-        prod = vecs[s : s + _BLOCK][bi[pair], cols[pos]] * vals[pos]
-        res[lo:hi] = np.bincount(pair, weights=prod, minlength=hi - lo)
-    out[order] = res
-    return out
-
-
-def _topk_pairs(
-    vecs: np.ndarray, threshold: float, k: int, upper: bool = False
-) -> list[tuple[int, int, float]]:
-    """Each row's ``k`` nearest other rows above ``threshold``, as deduplicated (i < j) pairs.
-
-    ``upper``: compare each row with the rows after it only (half the work; used for the
-    coarse candidates, where a row's earlier neighbours already listed it)."""
-    n = int(vecs.shape[0])
-    kk = min(k, n - 1)
-    parts_i: list[np.ndarray] = []
-    parts_j: list[np.ndarray] = []
-    parts_v: list[np.ndarray] = []
-    vt = np.ascontiguousarray(vecs.T)
-    for s in range(0, n, _BLOCK):
-        c0 = s if upper else 0
-        block = vecs[s : s + _BLOCK] @ vt[:, c0:]  # (rows, n - c0)
-        b = block.shape[0]
-        if upper:  # the square part: drop the diagonal and everything below it
-            square = block[:, :b]
-            square[np.tril_indices(b)] = -np.inf
-        else:
-            block[np.arange(b), np.arange(b) + s] = -np.inf  # not oneself
-        rr, cc = np.nonzero(block >= threshold)  # rows come out sorted
-        if rr.size == 0:
-            continue
-        vv = block[rr, cc]
-        per_row = np.bincount(rr, minlength=b)
-        if per_row.max() > kk:
-            # Rows with more than k hits keep their k most similar: sort by (row, -similarity).
-            order = np.lexsort((-vv, rr))
-            rr, cc, vv = rr[order], cc[order], vv[order]
-            starts = np.concatenate(([0], np.cumsum(per_row)[:-1]))
-            keep = (np.arange(len(rr)) - starts[rr]) < kk
-            rr, cc, vv = rr[keep], cc[keep], vv[keep]
-        parts_i.append(rr + s)
-        parts_j.append(cc + c0)
-        parts_v.append(vv)
-    if not parts_i:
-        return []
-    ii = np.concatenate(parts_i).astype(np.int64)
-    jj = np.concatenate(parts_j).astype(np.int64)
-    vv = np.concatenate(parts_v).astype(np.float32)
-    lo, hi = np.minimum(ii, jj), np.maximum(ii, jj)
-    _, first = np.unique(lo * n + hi, return_index=True)
-    return list(zip(lo[first].tolist(), hi[first].tolist(), vv[first].tolist(), strict=True))
 
 
 def keeper_order(items: Sequence[Item]) -> list[int]:

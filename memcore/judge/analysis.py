@@ -100,70 +100,103 @@ _CJK_CHANGE = ("现在", "改为", "替换", "不再", "変更", "移行", "も�
 
 # qualifier phrases on the canonical token string: regex -> (kind, value)
 _Q: list[tuple[str, str, str]] = [
-    (r"outside (?:of )?business hours|after hours|out of hours|off hours", "window", "after-hours"),
-    (r"(?:business|office|working) hours", "window", "business-hours"),
-    (r"weekdays?|week days?", "window", "weekdays"),
-    (r"weekends?", "window", "weekends"),
-    (r"nights?|nightly|overnight", "window", "night"),
-    (r"daytime|during the day", "window", "day"),
-    (r"production|live", "env", "production"),
-    (r"staging", "env", "staging"),
-    (r"development", "env", "dev"),
-    (r"sandbox", "env", "sandbox"),
-    (r"locally|local machine|local", "env", "local"),
-    (r"in continuous_integration|on continuous_integration", "env", "ci"),
-    (r"api", "component", "api"),
-    (r"workers?", "component", "worker"),
-    (r"frontend|front end|front-end", "component", "frontend"),
-    (r"backend|back end|back-end", "component", "backend"),
-    (r"dashboards?", "component", "dashboard"),
-    (r"sidecar", "component", "sidecar"),
-    (r"scheduler", "component", "scheduler"),
-    (r"ios", "platform", "ios"),
-    (r"android", "platform", "android"),
-    (r"macos", "platform", "macos"),
-    (r"linux", "platform", "linux"),
-    (r"windows", "platform", "windows"),
-    (r"web", "platform", "web"),
-    (r"admins?|administrators?", "role", "admin"),
-    (r"viewers?|read-only users?", "role", "viewer"),
-    (r"anonymous|unauthenticated|logged out|signed out", "role", "anonymous"),
-    (r"signed in|logged in|authenticated users?|registered users?", "role", "user"),
-    (r"guests?", "role", "guest"),
-    (r"free", "tier", "free"),
-    (r"premium|paid|pro plan|enterprise", "tier", "paid"),
-    (r"default|by default", "limit", "default"),
-    (r"maximum|max|at most|no more than|up to|cap|capped", "limit", "max"),
-    (r"minimum|min|at least", "limit", "min"),
-    (r"soft", "limit", "soft"),
-    (r"hard", "limit", "hard"),
-    (r"p50|median", "percentile", "p50"),
-    (r"p95", "percentile", "p95"),
-    (r"p99", "percentile", "p99"),
-    (r"read replicas?|reads?|read path", "rw", "read"),
-    (r"writes?|write path|primary(?= database| instance| node|$)", "rw", "write"),
-    (r"drafts?", "state", "draft"),
-    (r"published", "state", "published"),
-    (r"internal", "exposure", "internal"),
-    (r"public|external", "exposure", "public"),
-    (r"eu|europe|european", "region", "eu"),
-    (r"us|usa|north america", "region", "us"),
-    (r"uk|british", "region", "uk"),
-    (r"apac|asia", "region", "apac"),
-    (r"work laptop|work machine|work computer", "device", "work"),
-    (r"personal laptop|personal machine|home machine|home laptop", "device", "personal"),
-    (r"pull_request builds?", "build", "pr"),
-    (r"nightly builds?", "build", "nightly"),
-    (r"release builds?", "build", "release"),
+    (
+        "outside business hours|outside of business hours|after hours|out of hours|off hours",
+        "window",
+        "after-hours",
+    ),
+    ("business hours|office hours|working hours", "window", "business-hours"),
+    ("weekday|weekdays|week day|week days", "window", "weekdays"),
+    ("weekend|weekends", "window", "weekends"),
+    ("night|nights|nightly|overnight", "window", "night"),
+    ("daytime|during the day", "window", "day"),
+    ("production", "env", "production"),
+    ("staging", "env", "staging"),
+    ("development", "env", "dev"),
+    ("sandbox", "env", "sandbox"),
+    ("locally|local machine|local", "env", "local"),
+    ("in continuous_integration|on continuous_integration", "env", "ci"),
+    ("api", "component", "api"),
+    ("worker|workers", "component", "worker"),
+    ("frontend|front end", "component", "frontend"),
+    ("backend|back end", "component", "backend"),
+    ("dashboard|dashboards", "component", "dashboard"),
+    ("sidecar", "component", "sidecar"),
+    ("scheduler", "component", "scheduler"),
+    ("ios", "platform", "ios"),
+    ("android", "platform", "android"),
+    ("macos", "platform", "macos"),
+    ("linux", "platform", "linux"),
+    ("windows", "platform", "windows"),
+    ("web", "platform", "web"),
+    ("admin|admins|administrator|administrators", "role", "admin"),
+    ("viewer|viewers|read only users|read only user", "role", "viewer"),
+    ("anonymous|unauthenticated|logged out|signed out", "role", "anonymous"),
+    (
+        "signed in|logged in|authenticated users|authenticated user|registered users",
+        "role",
+        "user",
+    ),
+    ("guest|guests", "role", "guest"),
+    ("free", "tier", "free"),
+    ("premium|paid|pro plan|enterprise", "tier", "paid"),
+    ("default|by default", "limit", "default"),
+    ("maximum|at most|no more than|up to|cap|capped", "limit", "max"),
+    ("minimum|at least", "limit", "min"),
+    ("soft", "limit", "soft"),
+    ("hard", "limit", "hard"),
+    ("p50|median", "percentile", "p50"),
+    ("p95", "percentile", "p95"),
+    ("p99", "percentile", "p99"),
+    ("read replica|read replicas|read|reads|read path", "rw", "read"),
+    (
+        "write|writes|write path|primary database|primary instance|primary node|the primary",
+        "rw",
+        "write",
+    ),
+    ("draft|drafts", "state", "draft"),
+    ("published", "state", "published"),
+    ("internal", "exposure", "internal"),
+    ("public|external", "exposure", "public"),
+    ("eu|europe|european", "region", "eu"),
+    ("us|usa|north america", "region", "us"),
+    ("uk|british", "region", "uk"),
+    ("apac|asia", "region", "apac"),
+    ("work laptop|work machine|work computer", "device", "work"),
+    ("personal laptop|personal machine|home machine|home laptop", "device", "personal"),
+    ("pull_request build|pull_request builds", "build", "pr"),
+    ("nightly build|nightly builds", "build", "nightly"),
+    ("release build|release builds", "build", "release"),
     # weak kinds: they separate two statements only together with another difference
-    (r"python|go|typescript|javascript|rust|ruby|java|kotlin|swift", "language", "*"),
-    (r"yaml|json|csv|geojson|shapefiles?|markdown|html|pdf|xml|parquet", "language", "*"),
-    (r"websockets?|http|grpc|tcp|udp", "protocol", "*"),
+    ("python|go|typescript|javascript|rust|ruby|java|kotlin|swift", "language", "*"),
+    ("yaml|json|csv|geojson|shapefile|shapefiles|markdown|html|pdf|xml|parquet", "language", "*"),
+    ("websocket|websockets|http|grpc|tcp|udp", "protocol", "*"),
 ]
 WEAK_KINDS = frozenset({"language", "protocol", "owner"})
-_QUALIFIERS = [
-    (re.compile(rf"(?<![\w<])(?:{pat})(?![\w>])"), kind, value) for pat, kind, value in _Q
-]
+# phrase (token tuple) -> (kind, value); a longer phrase wins over the words inside it
+_QUALIFIER_PHRASES: dict[tuple[str, ...], tuple[str, str]] = {
+    tuple(ph.split()): (kind, ph if value == "*" else value)
+    for phrases, kind, value in _Q
+    for ph in phrases.split("|")
+}
+_QUALIFIER_LONGEST = max(len(k) for k in _QUALIFIER_PHRASES)
+
+
+def qualifiers_of(tokens: list[str]) -> set[tuple[str, str]]:
+    """The (kind, value) qualifiers named in a canonical token list, longest phrase first."""
+    out: set[tuple[str, str]] = set()
+    i, n = 0, len(tokens)
+    while i < n:
+        for span in range(min(_QUALIFIER_LONGEST, n - i), 0, -1):
+            hit = _QUALIFIER_PHRASES.get(tuple(tokens[i : i + span]))
+            if hit is not None:
+                out.add(hit)
+                i += span
+                break
+        else:
+            i += 1
+    return out
+
 
 # -- value patterns -----------------------------------------------------------------------
 
@@ -478,16 +511,10 @@ class Analyzer:
 
         resolved = self.aliases.resolve([t for t in seq if t not in _SENTENCE_END])
         resolved = self._numbers_from_words(resolved, values)
-        canon_str = " ".join(
+        canon_words = " ".join(
             t[7:-1].replace("-", " ") if t.startswith("<ident:") else t for t in resolved
-        )
-        qualifiers: set[tuple[str, str]] = set()
-        for rx, kind, value in _QUALIFIERS:
-            for m in rx.finditer(canon_str):
-                qualifiers.add((kind, m.group(0) if value == "*" else value))
-                if kind == "window":  # "outside business hours" is not also "business hours"
-                    blank = " " * len(m.group(0))
-                    canon_str = canon_str[: m.start()] + blank + canon_str[m.end() :]
+        ).split()
+        qualifiers = qualifiers_of(canon_words)
         for p in possessors:
             if p in names:
                 qualifiers.add(("owner", p))
