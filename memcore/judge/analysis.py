@@ -96,6 +96,14 @@ _CHANGE_RE = re.compile(
     r"|\bn[e']\s*\w+ plus\b",
     re.IGNORECASE,
 )
+# what a change marker names as the old value: "from X", "replaced X", "X is gone", ...
+_CHANGE_OBJECT_RE = re.compile(
+    r"\b(?:from|replac\w*|no longer (?:uses?|using|needs?)?|dropp\w*|instead of|off|out of|"
+    r"stopped using|took over from|retir\w*|remov\w*|deprecat\w*)\s+((?:[\w@#./:+-]+\s*){1,4})"
+    r"|((?:[\w@#./:+-]+\s+){1,4})(?:is|are|was|were|has been|have been)\s+(?:now\s+)?"
+    r"(?:gone|removed|dropped|retired|deprecated|cancell?ed|frozen|replaced)\b",
+    re.IGNORECASE,
+)
 _CJK_CHANGE = ("现在", "改为", "替换", "不再", "変更", "移行", "もう", "今は", "現在")
 
 # qualifier phrases on the canonical token string: regex -> (kind, value)
@@ -201,7 +209,7 @@ def qualifiers_of(tokens: list[str]) -> set[tuple[str, str]]:
 # -- value patterns -----------------------------------------------------------------------
 
 _TOKEN_RE = re.compile(
-    r"""(?P<url>\bhttps?://[^\s<>"')\]]+[^\s<>"')\].,;:!?])
+    r"""(?P<url>\b[a-z][a-z0-9+.-]{1,9}://[^\s<>"')\]]+[^\s<>"')\].,;:!?])
     |(?P<email>\b[\w.+-]+@[\w-]+\.[\w.]+\b)
     |(?P<code>`[^`]+`)
     |(?P<time>\b\d{1,2}:\d{2}(?:\s*[-–]\s*\d{1,2}:\d{2})?\b)
@@ -258,6 +266,7 @@ class Analysis:
     names: frozenset[str]
     change: frozenset[str]
     negated: bool
+    change_objects: tuple[str, ...] = ()  # lower-cased phrases a change marker points at
 
     @property
     def value_norms(self) -> frozenset[str]:
@@ -436,7 +445,8 @@ class Analyzer:
                     seq.extend([first, "per_" + unit] if unit else [first, second])
                     at_start = False
                     continue
-                values.append(Value("path" if kind == "path" else "ident", norm, surf))
+                raw = surf.rstrip(".,;")
+                values.append(Value("path" if kind == "path" else "ident", norm, raw))
                 seq.append(f"<{'path' if kind == 'path' else 'ident'}:{norm}>")
             elif kind == "money":
                 norm = _num(re.sub(r"[^\d.,]", "", surf))
@@ -459,6 +469,7 @@ class Analyzer:
                     )
                     if unit and not cjk_unit:
                         skip = i + 1  # the unit word is part of the value
+                        surf = f"{surf} {raw_tokens[i + 1][1]}"
                 prev = next(
                     (t for t in reversed(seq[-3:]) if t[:1].isalpha() and t not in STOP), ""
                 )
@@ -535,7 +546,13 @@ class Analyzer:
             or any(c in text for c in _CJK_NEG)
             or _CONTRAST_RE.search(low_text) is not None
         )
-        subject = frozenset(_canon_word(n) for n in names)
+        # the subject: who or what the entry is about: its possessors and its first name
+        lead = [t for t in resolved if t not in STOP and t not in OTHER_STOP][:2]
+        first = next((v.norm for v in values if v.kind == "name"), None)
+        heads = {p for p in possessors if p in names}
+        if first and first in lead:
+            heads.add(first)
+        subject = frozenset(_canon_word(n) for n in heads)
         return Analysis(
             text=text,
             lang=lang,
@@ -547,6 +564,10 @@ class Analyzer:
             names=frozenset(names),
             change=frozenset(change),
             negated=negated,
+            change_objects=tuple(
+                (m.group(1) or m.group(2) or "").strip().lower()
+                for m in _CHANGE_OBJECT_RE.finditer(text)
+            ),
         )
 
     @staticmethod

@@ -37,7 +37,7 @@ from difflib import SequenceMatcher
 
 import numpy as np
 
-from memcore.judge.aliases import words
+from memcore.judge.aliases import words, wordset
 from memcore.judge.analysis import WEAK_KINDS, Analysis, Analyzer, Value, stem
 from memcore.judge.protocol import Embeds, EntryView, Judgement, Pair, Verdict
 
@@ -77,6 +77,7 @@ class Comparison:
     separating: list[tuple[str, str, str]] = field(default_factory=list)
     change: set[str] = field(default_factory=set)  # change markers in B, not in A
     named_old: list[str] = field(default_factory=list)  # A's values B names (the old value)
+    named_old_values: list[Value] = field(default_factory=list)
 
     @property
     def overlap(self) -> float:
@@ -153,8 +154,13 @@ def compare(a: Analysis, b: Analysis, sim: float | None = None) -> Comparison:
             c.separating.append((k, "/".join(sorted(qa[k])), "/".join(sorted(qb[k]))))
     c.change = set(b.change - a.change)
     if c.change:
-        old = [v.raw for v in a.values if v not in c.vals_a and v.kind != "num"]
-        c.named_old = [r for r in old if r.lower() not in {n for n in b.subject}]
+        subjects = a.subject | b.subject
+        c.named_old_values = [
+            v
+            for v in a.values
+            if v not in c.vals_a and v.kind != "num" and stem(v.norm) not in subjects
+        ]
+        c.named_old = [v.raw for v in c.named_old_values]
     return c
 
 
@@ -176,8 +182,12 @@ def _value_conflicts(c: Comparison) -> list[tuple[Value, Value]]:
             kinds = {va.kind, vb.kind}
             if va.kind != vb.kind and kinds not in ({"name", "ident"}, {"name", "code"}):
                 continue
-            hard = va.slot[:1] not in ("@", "") and vb.slot[:1] not in ("@", "")
-            if va.kind == "num" and hard and va.slot != vb.slot:
+            unit_a = va.slot[:1] not in ("@", "#", "")
+            unit_b = vb.slot[:1] not in ("@", "#", "")
+            if va.kind == "num" and (unit_a != unit_b or (unit_a and va.slot != vb.slot)):
+                continue  # "30 seconds" and "port 443" are no one slot
+            counted = va.slot[:1] == "#" and vb.slot[:1] == "#"
+            if va.kind == "num" and counted and va.slot != vb.slot:
                 continue
             out.append((va, vb))
     return out
@@ -206,6 +216,8 @@ _VERBISH = frozenset(
     lives located found sits is"""
     )
 )
+_GENERIC = wordset("user team project servic app thing")
+_SLOT_STEMS = frozenset(stem(w) for w in words("port version level host path"))
 # change markers that need the old value named (or a swapped value) to count
 _WEAK_CHANGE = frozenset(
     [
@@ -250,7 +262,20 @@ def decide(c: Comparison, th: Thresholds, newer_by_date: bool) -> tuple[Verdict,
     aligned = [(va, vb, at) for va, vb in conflicts if (at := _swap_of(c, va, vb)) is not None]
     # 2. change wording in the newer entry
     strong_change = c.change - _WEAK_CHANGE
-    if c.change and topical:
+    # the newer entry talks about the same attribute, not just the same project or person
+    named = {stem(v.norm) for v in c.named_old_values}
+    attr_other = [t for t in frame if t not in a.subject | b.subject | named | _GENERIC | _VERBISH]
+    distinctive = any(
+        v.kind in ("ident", "path", "url", "code", "time") for v in c.named_old_values
+    )
+    pointed = [v for v in c.named_old_values if any(v.raw.lower() in o for o in b.change_objects)]
+    same_attribute = (
+        len(attr_other) >= 2
+        or bool(pointed)
+        or (bool(named) and (bool(attr_other) or distinctive or bool(conflicts)))
+        or (bool(conflicts) and any(t not in _SLOT_STEMS for t in attr_other))
+    )
+    if c.change and topical and same_attribute:
         why = ", ".join(sorted(c.change))
         if c.named_old and (strong_change or conflicts or c.vals_b):
             return (
@@ -317,7 +342,10 @@ def decide(c: Comparison, th: Thresholds, newer_by_date: bool) -> tuple[Verdict,
     elif c.vals_a and c.vals_b:  # each side names something the other lacks
         same = c.jaccard >= th.same_overlap
     else:
-        same = c.jaccard >= th.same_overlap or (c.jaccard >= 0.25 and sim >= th.same_sim)
+        bounded = max(len(c.only_a), len(c.only_b)) <= len(c.shared) or sim >= th.same_sim + 0.1
+        same = c.jaccard >= th.same_overlap or (
+            c.jaccard >= 0.25 and sim >= th.same_sim and bounded
+        )
     if same and a.names and b.names and not a.subject & b.subject and not c.shared_vals:
         same = False  # two named subjects with nothing named in common
     if same:
@@ -337,7 +365,14 @@ def _cross_language(c: Comparison, th: Thresholds) -> tuple[Verdict, str, float,
     langs = f"{c.a.lang}/{c.b.lang}"
     if _value_conflicts(c) and strong_a and strong_b:
         return Verdict.RELATED, f"{langs}: differing values", 0.4, False
-    enough = c.shared_vals >= 2 or (c.shared_vals >= 1 and not strong_a and not strong_b)
+    a_vals = {(v.kind, v.norm) for v in c.a.values} - {(v.kind, v.norm) for v in c.vals_a}
+    shared_specific = sum(k != "name" for k, _ in a_vals)
+    clean = not strong_a and not strong_b
+    enough = (
+        (shared_specific >= 1 and clean)
+        or (c.shared_vals >= 2 and clean and not c.vals_a and not c.vals_b)
+        or (c.shared_vals >= 3 and clean)
+    )
     if enough or sim >= th.cross_sim:
         return Verdict.SAME, f"{langs}: the same details in two languages", 0.6, False
     if c.shared_vals:
