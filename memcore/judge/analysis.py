@@ -548,10 +548,10 @@ class Analyzer:
         )
         # the subject: who or what the entry is about: its possessors and its first name
         lead = [t for t in resolved if t not in STOP and t not in OTHER_STOP][:2]
-        first = next((v.norm for v in values if v.kind == "name"), None)
         heads = {p for p in possessors if p in names}
-        if first and first in lead:
-            heads.add(first)
+        lead_name = next((v.norm for v in values if v.kind == "name"), "")
+        if lead_name and lead_name in lead:
+            heads.add(lead_name)
         subject = frozenset(_canon_word(n) for n in heads)
         return Analysis(
             text=text,
