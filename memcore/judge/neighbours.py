@@ -32,6 +32,24 @@ def _project(vecs: np.ndarray) -> np.ndarray:
     return small
 
 
+def _sketch(vecs: np.ndarray) -> np.ndarray:
+    """A fixed signed folding of the columns onto 256 (a count sketch): every input dimension
+    adds, with a seeded sign, to one output dimension. Dot products are kept in expectation;
+    it costs one pass over the matrix, not a product with a 4096 x 256 matrix."""
+    n, dim = vecs.shape
+    rng = np.random.default_rng(20261201)
+    width = -(-dim // _PROJECT_DIM) * _PROJECT_DIM
+    perm = rng.permutation(width)
+    signs = rng.choice(np.array([-1.0, 1.0], dtype=np.float32), size=width)
+    out = np.empty((n, _PROJECT_DIM), dtype=np.float32)
+    for s in range(0, n, 4096):
+        part = np.zeros((min(4096, n - s), width), dtype=np.float32)
+        part[:, :dim] = vecs[s : s + 4096]
+        folded = (part[:, perm] * signs).reshape(len(part), width // _PROJECT_DIM, _PROJECT_DIM)
+        out[s : s + len(part)] = folded.sum(axis=1)
+    return out
+
+
 def topk_neighbours(vecs: np.ndarray, k: int) -> list[tuple[int, int, float]]:
     """Each row's ``k`` most similar other rows (no threshold), as deduplicated (i < j, cosine)
     pairs sorted by (i, j). Wide vectors of many rows: 2k coarse neighbours in the projection,
@@ -42,10 +60,10 @@ def topk_neighbours(vecs: np.ndarray, k: int) -> list[tuple[int, int, float]]:
     vecs = np.ascontiguousarray(vecs, dtype=np.float32)
     kk = min(k, n - 1)
     coarse = vecs
-    wide = vecs.shape[1] > 2 * _PROJECT_DIM and n > 2000
+    wide = vecs.shape[1] > 2 * _PROJECT_DIM and n > 4 * k
     if wide:
-        coarse = _project(vecs)
-    kc = min(2 * kk if wide else kk, n - 1)
+        coarse = _sketch(vecs)
+    kc = min(3 * kk if wide else kk, n - 1)
     vt = np.ascontiguousarray(coarse.T)
     rows_i: list[np.ndarray] = []
     rows_j: list[np.ndarray] = []

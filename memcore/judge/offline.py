@@ -396,14 +396,24 @@ class OfflineJudge:
         eid = embedder.id if embedder is not None else "none"
         self.thresholds = thresholds or THRESHOLDS.get(eid, Thresholds())
         self.judge_id = f"{VERSION}+{eid}"
+        self._known: dict[str, np.ndarray] = {}
+
+    def remember(self, texts: Sequence[str], vecs: np.ndarray) -> None:
+        """Vectors the caller already has (from the vector cache), so judging embeds nothing
+        twice. Rows must come from this judge's embedder."""
+        for t, v in zip(texts, np.asarray(vecs, dtype=np.float32), strict=True):
+            self._known[t] = v
 
     def _sims(self, pairs: Sequence[Pair]) -> list[float | None]:
         if self.embedder is None or not pairs:
             return [None] * len(pairs)
         texts = list(dict.fromkeys(t for a, b in pairs for t in (a.text, b.text)))
-        vecs = np.asarray(self.embedder.embed(texts), dtype=np.float32)
-        row = {t: i for i, t in enumerate(texts)}
-        return [float(vecs[row[a.text]] @ vecs[row[b.text]]) for a, b in pairs]
+        todo = [t for t in texts if t not in self._known]
+        if todo:
+            fresh = np.asarray(self.embedder.embed(todo), dtype=np.float32)
+            self._known.update(zip(todo, fresh, strict=True))
+        known = self._known
+        return [float(known[a.text] @ known[b.text]) for a, b in pairs]
 
     def judge(self, pairs: Sequence[Pair]) -> list[Judgement]:
         """One judgement per pair, in order (the texts are embedded once, in one batch)."""
@@ -419,6 +429,8 @@ class OfflineJudge:
         a, b = self.analyzer.analyse(older.text), self.analyzer.analyse(newer.text)
         if dx == dy and (a.change - b.change) and not (b.change - a.change):
             older, newer, a, b = newer, older, b, a  # one date: the one that says "now" is newer
+        if a.lang == b.lang and not a.content & b.content and not a.value_norms & b.value_norms:
+            return Judgement(Verdict.UNRELATED, "nothing in common", 0.7)
         c = compare(a, b, sim)
         verdict, reason, conf, dated = decide(c, self.thresholds, dx != dy)
         known = verdict is Verdict.SUPERSEDES or (verdict is Verdict.CONFLICT and dated)
