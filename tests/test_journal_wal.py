@@ -182,3 +182,29 @@ def test_bad_keep_versions_fails_before_anything_is_written(ws: Workspace) -> No
     with pytest.raises(ConfigError, match=r"\[journal\] keep_versions = 0 is out of range"):
         _commit(ws, {ws.memory_md: b"v1\n"})
     assert ws.memory_md.read_bytes() == b"v0\n"
+
+
+def test_dream_apply_after_a_kill_reports_from_the_rolled_back_state(ws: Workspace) -> None:
+    from click.testing import CliRunner
+
+    from memcore.cli import cli
+
+    body = "# M\n\n- The cache TTL is 300 seconds.\n- The cache TTL is 300 seconds!\n"
+    ws.memory_md.write_bytes(body.encode())
+    ws.ensure_dreams_dir()
+    killer = _KILLER.replace('b"# M\\n- after\\n"', 'b"# M\\n- half-done run\\n"')
+    assert killer != _KILLER
+    proc = subprocess.run(
+        [sys.executable, "-c", killer, str(ws.root), "before-done"],
+        capture_output=True,
+        timeout=60,
+    )
+    assert proc.returncode == -signal.SIGKILL
+    assert b"half-done" in ws.memory_md.read_bytes()  # on disk until the next lock holder
+    res = CliRunner().invoke(
+        cli, ["-w", str(ws.root), "dream", "--apply", "--yes", "--only", "merge"]
+    )
+    assert res.exit_code == 0, res.output
+    assert "half-done" not in res.stdout and "Dream complete" in res.stdout
+    assert ws.memory_md.read_text(encoding="utf-8") == "# M\n\n- The cache TTL is 300 seconds.\n"
+    assert _status(ws, "killed-run") == "rolled_back"

@@ -170,7 +170,12 @@ def _dream(
         if res["reviewPending"]:
             click.echo(report.reminder_line(res["reviewPending"]), err=True)
         return
-    plan = cycle.preview(ws, now=now, steps=steps, progress=progress)
+    if do_apply:
+        plan = cycle.preview_for_apply(
+            ws, now=now, steps=steps, lock_timeout=lock_timeout, progress=progress
+        )
+    else:
+        plan = cycle.preview(ws, now=now, steps=steps, progress=progress)
     warn(plan.warnings)
     if not do_apply:
         if as_json:

@@ -23,6 +23,7 @@ from memcore.dream.reconcile import ConflictProposal
 from memcore.dream.settings import consolidation_settings
 from memcore.errors import InputError, LossBoundExceeded
 from memcore.journal import runs as journal
+from memcore.journal import wal
 from memcore.promotion.budget import budget_chars, check_growth
 from memcore.workspace.clock import iso_ms, parse_iso, utcnow
 from memcore.workspace.config import load_config
@@ -285,6 +286,24 @@ def preview(
     they are. Only the vector cache of an existing database may gain rows (a cache, by content
     hash); a workspace without a database is not given one."""
     now = now or utcnow()
+    return _preview(ws, now, steps, progress)
+
+
+def preview_for_apply(
+    ws: Workspace,
+    *,
+    now: datetime,
+    steps: Sequence[str] = STEPS,
+    lock_timeout: float = 10.0,
+    progress: Progress | None = None,
+) -> Plan:
+    """The plan ``dream --apply`` shows and then applies: a run that was interrupted is rolled
+    back first, so the report is made from what the run will find under the lock."""
+    wal.recover_pending(ws, lock_timeout)
+    return _preview(ws, now, steps, progress)
+
+
+def _preview(ws: Workspace, now: datetime, steps: Sequence[str], progress: Progress | None) -> Plan:
     if ws.db_path.exists():
         with tables.connect(ws) as conn:
             return build_plan(

@@ -200,8 +200,7 @@ def commit_run(
     conn.execute("PRAGMA synchronous = FULL")
     try:
         if todo:
-            ws.ensure_dreams_dir()
-            atomic_write_bytes(ws.pending_run_path, spec.run_id.encode() + b"\n")
+            _create_marker(ws, spec.run_id)
         with _transaction(conn):
             for p in todo:
                 for data in (p.before, p.after):
@@ -287,6 +286,31 @@ def _fsync_dir(directory: Path) -> None:
             os.close(fd)
 
 
+def _create_marker(ws: Workspace, run_id: str) -> None:
+    """Create the pending-run marker in place (no temp file: its content is never needed,
+    only that it exists), synced with its folder."""
+    ws.ensure_dreams_dir()
+    fd = os.open(ws.pending_run_path, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o644)
+    try:
+        os.write(fd, run_id.encode() + b"\n")
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    _fsync_dir(ws.dreams_dir)
+
+
+def _drop_temps(path: Path) -> None:
+    """Remove the temp files an atomic write of ``path`` killed half-way left beside it
+    (``.<name>.<random>.tmp``; the lock is held, so no write of ours is in flight)."""
+    target = Path(os.path.realpath(path))
+    prefix = f".{target.name}."
+    with contextlib.suppress(OSError):
+        for name in os.listdir(target.parent):
+            if name.startswith(prefix) and name.endswith(".tmp"):
+                with contextlib.suppress(OSError):
+                    os.unlink(target.parent / name)
+
+
 def _remove_marker(ws: Workspace) -> None:
     with contextlib.suppress(FileNotFoundError):
         os.unlink(ws.pending_run_path)
@@ -300,6 +324,7 @@ def _roll_back_here(
     stays and the next lock holder's :func:`recover` does it)."""
     try:
         for p in todo:
+            _drop_temps(p.path)
             if sha1_of(read_bytes(p.path)) == sha1_of(p.after):
                 _write(p.path, p.before)
         conn.execute(
@@ -380,6 +405,7 @@ def recover(ws: Workspace) -> list[str]:
         for run_id in pending:
             for img in file_images(conn, run_id):
                 path = abs_path(ws, img.path)
+                _drop_temps(path)
                 current = sha1_of(read_bytes(path))
                 if current == img.before_sha1:
                     continue
