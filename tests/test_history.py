@@ -164,3 +164,20 @@ def test_a_corrupt_journal_image_gives_one_line_and_changes_nothing(ws: Workspac
     res = invoke(ws, "undo", code=1)
     assert res.stderr.count("\n") == 1 and "journal" in res.stderr and "corrupt" in res.stderr
     assert ws.memory_md.read_bytes() == before
+
+
+def test_a_corrupt_journal_row_gives_one_line(ws: Workspace) -> None:
+    import sqlite3
+
+    ws.memory_md.write_text(LONG_TERM, encoding="utf-8")
+    as_json(ws, "dream", "--auto", "--only", "merge")
+    conn = sqlite3.connect(ws.db_path)
+    conn.execute("UPDATE dream_runs SET counters = '{not json'")
+    conn.execute("UPDATE dream_changes SET anchor = '[oops'")
+    conn.commit()
+    conn.close()
+    for args in (("history",), ("undo",)):
+        res = invoke(ws, *args, code=1)
+        assert res.stderr.count("\n") == 1 and "the journal in memcore.sqlite is corrupt" in (
+            res.stderr
+        ), res.output

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from memcore.errors import WorkspaceError
 from memcore.workspace.clock import iso_ms
 from memcore.workspace.core import Workspace, read_text_checked
 
@@ -175,6 +176,18 @@ def insert_run(
     )
 
 
+def _loads(text: str, run_id: str, what: str) -> Any:
+    """A JSON column of the journal; a corrupt one is a one-line WorkspaceError."""
+    try:
+        return json.loads(text)
+    except (ValueError, TypeError):
+        raise WorkspaceError(
+            f"the journal in memcore.sqlite is corrupt: the {what} of run {run_id} are not "
+            "JSON; allowed: the journal memcore wrote (restore the file from a backup, or "
+            "delete memory/.dreams/memcore.sqlite to start a new journal)"
+        ) from None
+
+
 def _run_json(r: sqlite3.Row) -> dict[str, Any]:
     return {
         "runId": r["run_id"],
@@ -184,7 +197,7 @@ def _run_json(r: sqlite3.Row) -> dict[str, Any]:
         "ranAt": r["started_at"],
         "finishedAt": r["finished_at"],
         "status": r["status"],
-        "counters": json.loads(r["counters"] or "{}"),
+        "counters": _loads(r["counters"] or "{}", r["run_id"], "counters"),
         "changes": r["changes"],
         "files": [p for p in (r["files"] or "").split("\n") if p],
         "undoOf": r["undo_of"],
@@ -242,9 +255,11 @@ def changes_of(conn: sqlite3.Connection, run_id: str) -> list[Change]:
                 reason=r["reason"],
                 before_raw=r["before_raw"],
                 after_raw=r["after_raw"],
-                before_meta=json.loads(r["before_meta"]) if r["before_meta"] else None,
-                after_meta=json.loads(r["after_meta"]) if r["after_meta"] else None,
-                anchor=json.loads(r["anchor"] or "{}"),
+                before_meta=_loads(r["before_meta"], run_id, "changes")
+                if r["before_meta"]
+                else None,
+                after_meta=_loads(r["after_meta"], run_id, "changes") if r["after_meta"] else None,
+                anchor=_loads(r["anchor"] or "{}", run_id, "changes"),
             )
         )
     return out
