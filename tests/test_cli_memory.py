@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import click
 import pytest
 
 from memcore.errors import LockBusy
@@ -31,10 +33,44 @@ def seed(ws: Workspace, recalls: int = 4) -> None:
         recall.record_recalls(ws, f"staging db {i}", [res], now=now - timedelta(minutes=i + 1))
 
 
-def test_help_lists_commands() -> None:
-    out = invoke(None, "--help").output
-    for name in ("init", "memory", "dreaming"):
-        assert name in out
+def _root() -> click.Group:
+    from memcore.cli import cli
+
+    return cli
+
+
+def _groups(group: click.Group, path: tuple[str, ...]) -> list[tuple[str, ...]]:
+    ctx = click.Context(group)
+    out = [path]
+    for name in group.list_commands(ctx):
+        sub = group.get_command(ctx, name)
+        if isinstance(sub, click.Group):
+            out.extend(_groups(sub, (*path, name)))
+    return out
+
+
+@pytest.mark.parametrize("path", _groups(_root(), ()), ids=lambda p: " ".join(("memcore", *p)))
+def test_help_lists_commands(path: tuple[str, ...]) -> None:
+    """``--help`` of each group lists exactly its commands, in order, each with the start of
+    its own help text (a missing, extra or mislabelled command fails)."""
+    r = invoke(None, *path, "--help")
+    assert r.exit_code == 0
+    section = r.output.split("\nCommands:\n", 1)[1]
+    rows = re.findall(r"^  (\S+)\s{2,}(.+)$", section, flags=re.M)
+    group = _root()
+    ctx = click.Context(group)
+    for name in path:
+        found = group.get_command(ctx, name)
+        assert isinstance(found, click.Group)
+        group, ctx = found, click.Context(found, parent=ctx)
+    names = group.list_commands(ctx)
+    assert [name for name, _ in rows] == names
+    for name, shown in rows:
+        command = group.get_command(ctx, name)
+        assert command is not None
+        own = " ".join((command.help or command.short_help or "").split())
+        assert own, f"{name} has no help text"
+        assert own.startswith(shown.removesuffix("...").rstrip()), (name, shown)
 
 
 def test_init_creates_and_never_overwrites(tmp_path: Path) -> None:

@@ -281,8 +281,29 @@ def test_json_errors_never_500(ws: Workspace) -> None:
             json.loads(res.text)
 
 
-def test_client_lib_reachable() -> None:
-    assert httpx.__version__
+def test_client_lib_reachable(ws: Workspace) -> None:
+    """A client in another process reaches the gateway over 127.0.0.1: health and reads
+    answer, a change without the token is refused."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import httpx, json, sys\n"
+        "url = sys.argv[1]\n"
+        "h = httpx.get(url + '/healthz', timeout=10)\n"
+        "status = httpx.get(url + '/api/status', timeout=10)\n"
+        "anon = httpx.post(url + '/api/memories/dream', json={}, timeout=10)\n"
+        "print(json.dumps([h.status_code, h.json()['ok'], status.status_code, anon.status_code]))\n"
+    )
+    with gateway([ws], scheduler=False) as (running, _client, _served):
+        out = subprocess.run(
+            [sys.executable, "-c", probe, running.url],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=60,
+        ).stdout
+    assert json.loads(out) == [200, True, 200, 401]
 
 
 def test_cli_gateway_starts_logs_and_stops_on_sigterm(ws: Workspace, tmp_path: Path) -> None:
