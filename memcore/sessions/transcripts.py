@@ -21,7 +21,6 @@ from typing import Any
 from memcore.errors import InputError
 
 SNIFF_LINES = 20
-MAX_TOOL_TEXT = 4000
 
 
 @dataclass(frozen=True)
@@ -248,7 +247,10 @@ def _claude_code(records: list[dict[str, Any]]) -> Transcript:
 
 
 def _blocks(content: list[Any]) -> tuple[list[str], list[str]]:
-    """Text blocks (conversation) and tool traffic (raw) of a Claude Code content list."""
+    """Text blocks (conversation) and tool traffic (raw) of a Claude Code content list.
+
+    Tool arguments and results are kept whole, however long: the run splits them into
+    chunks and ``recall`` pages them, nothing is cut."""
     texts: list[str] = []
     tools: list[str] = []
     for block in content:
@@ -258,11 +260,11 @@ def _blocks(content: list[Any]) -> tuple[list[str], list[str]]:
         if kind == "text" and isinstance(block.get("text"), str):
             texts.append(block["text"])
         elif kind == "tool_use":
-            args = json.dumps(block.get("input", {}), ensure_ascii=False)[:MAX_TOOL_TEXT]
+            args = json.dumps(block.get("input", {}), ensure_ascii=False)
             tools.append(f"[tool call {block.get('name', '?')}] {args}")
         elif kind == "tool_result":
             body = _content_text(block.get("content"))
             if body is None and isinstance(block.get("content"), str):
                 body = block["content"]
-            tools.append(f"[tool result] {(body or '')[:MAX_TOOL_TEXT]}")
+            tools.append(f"[tool result] {body or ''}")
     return texts, tools
