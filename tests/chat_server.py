@@ -1,6 +1,7 @@
 """A local server on 127.0.0.1 that speaks the OpenAI Chat Completions protocol, for tests and
 benchmarks of the OpenAI-compatible adapter. Replies come from a queue of scripted behaviours
-(status, body, delay) or, by default, from memcore's extractive answer with a usage block."""
+(status, body, delay) or, by default, from memcore's extractive answer with a usage block.
+Every request is logged twice: parsed (``requests``) and as the raw body (``bodies``)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,11 @@ class ChatServer:
     queue: list[Reply]
     usages: list[dict[str, int]]  # usage blocks actually sent
     default: Callable[[dict[str, Any]], Reply] | None = None
+    bodies: list[bytes] = field(default_factory=list)  # every request body, byte for byte
+
+    def sent_text(self) -> str:
+        """Every request body as text, for asserting what reached the model."""
+        return "\n".join(b.decode("utf-8", "replace") for b in self.bodies)
 
     def push(self, *replies: Reply) -> None:
         self.queue.extend(replies)
@@ -58,6 +64,7 @@ def chat_server() -> Iterator[ChatServer]:
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length", "0"))
             raw = self.rfile.read(length)
+            state.bodies.append(raw)
             try:
                 request = json.loads(raw)
             except ValueError:

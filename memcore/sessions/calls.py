@@ -1,5 +1,10 @@
 """One model call with its budget bookkeeping: pack sources under the per-call caps, reserve,
-call, settle, renew the lease, validate the answer."""
+call, settle, renew the lease, validate the answer.
+
+The size of a call is the byte count of the request body the model receives: packing
+estimates it with everything that is sent (system prompt, current memory, sources, the
+health block, ``response_format``), and the reservation is that same size plus the output
+ceiling."""
 
 from __future__ import annotations
 
@@ -53,23 +58,39 @@ class Caller:
         current_ref: str | None,
         current_text: str,
         sources: list[RequestSource],
+        health: dict[str, Any] | None = None,
     ) -> list[list[RequestSource]]:
-        """Split ``sources`` into calls of at most 24 sources and 16,000 estimated input tokens."""
+        """Split ``sources`` into calls of at most 24 sources and 16,000 estimated input tokens,
+        counting the ``health`` block the calls will carry."""
         batches: list[list[RequestSource]] = []
+        rest = sources
+        while rest:
+            batch = self.next_batch(task, limit, current_ref, current_text, rest, health)
+            batches.append(batch)
+            rest = rest[len(batch) :]
+        return batches
+
+    def next_batch(
+        self,
+        task: str,
+        limit: int,
+        current_ref: str | None,
+        current_text: str,
+        sources: list[RequestSource],
+        health: dict[str, Any] | None = None,
+    ) -> list[RequestSource]:
+        """The first call's worth of ``sources`` (``pack`` stopped after one batch)."""
         batch: list[RequestSource] = []
         for src in sources:
             trial = [*batch, src]
-            too_big = (
-                self.estimate(task, limit, current_ref, current_text, trial) > bud.MAX_INPUT_TOKENS
-            )
-            if batch and (len(trial) > bud.MAX_SOURCES_PER_CALL or too_big):
-                batches.append(batch)
-                batch = [src]
-            else:
-                batch = trial
-        if batch:
-            batches.append(batch)
-        return batches
+            if batch and (
+                len(trial) > bud.MAX_SOURCES_PER_CALL
+                or self.estimate(task, limit, current_ref, current_text, trial, health)
+                > bud.MAX_INPUT_TOKENS
+            ):
+                break
+            batch = trial
+        return batch
 
     def estimate(
         self,
@@ -78,9 +99,20 @@ class Caller:
         current_ref: str | None,
         current_text: str,
         sources: list[RequestSource],
+        health: dict[str, Any] | None = None,
     ) -> int:
-        msgs = build_messages(task, limit, current_ref, current_text, sources)
-        return request_bytes(msgs, max_output_tokens(limit), self.llm.name)
+        """Bytes of the request these sources would make, exactly as it would be sent."""
+        msgs = build_messages(task, limit, current_ref, current_text, sources, health)
+        return self.request_size(msgs, max_output_tokens(limit))
+
+    def request_size(self, messages: list[dict[str, str]], max_tokens: int) -> int:
+        """The body's byte count: the adapter's own serialisation when it has one."""
+        body = getattr(self.llm, "request_body", None)
+        if callable(body):
+            data = body(messages, max_tokens=max_tokens)
+            if isinstance(data, bytes):
+                return len(data)
+        return request_bytes(messages, max_tokens, self.llm.name)
 
     def run(
         self,
@@ -95,9 +127,12 @@ class Caller:
         Raises BudgetExhausted, LLMError, LeaseLost or BadAnswer."""
         messages = build_messages(task, limit, current_ref, current_text, sources, health)
         max_out = max_output_tokens(limit)
+        if health and self.request_size(messages, max_out) > bud.MAX_INPUT_TOKENS:
+            # one source that alone fills the call: it goes without the health block
+            messages = build_messages(task, limit, current_ref, current_text, sources)
         call_id = None
         if self.llm.metered:
-            amount = request_bytes(messages, max_out, self.llm.name) + max_out
+            amount = self.request_size(messages, max_out) + max_out
             call_id = bud.reserve(
                 self.conn,
                 budget=self.daily_budget,

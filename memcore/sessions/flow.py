@@ -75,11 +75,13 @@ def flow_up(
     written: list[str] = []
     by_id = {f"m{i + 1}": c for i, c in enumerate(changed)}
     sources = [RequestSource(sid, "memory", c.ref, c.text) for sid, c in by_id.items()]
-    cur = latest(conn, level, owner)
-    for batch in caller.pack(
-        level, limit, cur.ref if cur else None, cur.text if cur else "", sources
-    ):
+    pending = sources
+    while pending:  # each call is packed against the memory as it stands before it
         cur = latest(conn, level, owner)
+        batch = caller.next_batch(
+            level, limit, cur.ref if cur else None, cur.text if cur else "", pending, health
+        )
+        pending = pending[len(batch) :]
         text, _used = caller.run(
             level, limit, cur.ref if cur else None, cur.text if cur else "", batch, health
         )

@@ -71,8 +71,15 @@ def build_messages(
 
 
 def request_bytes(messages: list[dict[str, str]], max_tokens: int, model: str) -> int:
-    """The conservative input estimate: bytes of the serialised Chat Completions request."""
-    body = {"model": model, "messages": messages, "max_tokens": max_tokens, "temperature": 0}
+    """The conservative input estimate: bytes of the serialised Chat Completions request, as
+    the OpenAI-compatible adapter sends it (``response_format`` included)."""
+    body = {
+        "model": model,
+        "messages": messages,
+        "max_tokens": max_tokens,
+        "temperature": 0,
+        "response_format": {"type": "json_object"},
+    }
     return len(json.dumps(body, ensure_ascii=False).encode("utf-8"))
 
 

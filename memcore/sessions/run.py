@@ -145,24 +145,19 @@ def _review(run: Run, info: catalog.SessionInfo, tr: Transcript, *, raw: bool) -
     kind = "raw" if raw else "messages"
     units = message_sources(info.id, msgs, kind)
     limit = run.settings.session_limit
-    cur = latest(run.conn, "session", info.id)
-    batches = (
-        run.caller.pack(
-            "session",
-            limit,
-            cur.ref if cur else None,
-            cur.text if cur else "",
-            [u[0] for u in units],
-        )
-        if units
-        else []
-    )
     ranges = {u[0].id: (u[1], u[2]) for u in units}
+    pending = [u[0] for u in units]
     pos = start
-    for i, batch in enumerate(batches):
-        through = end if i == len(batches) - 1 else ranges[batches[i + 1][0].id][0]
-        digest = range_digest(tr.messages[pos:through])
+    calls = 0
+    while pending:  # each call is packed against the memory as it stands before it
         cur = latest(run.conn, "session", info.id)
+        batch = run.caller.next_batch(
+            "session", limit, cur.ref if cur else None, cur.text if cur else "", pending
+        )
+        pending = pending[len(batch) :]
+        through = ranges[pending[0].id][0] if pending else end
+        digest = range_digest(tr.messages[pos:through])
+        calls += 1
         text, _used = run.caller.run(
             "session", limit, cur.ref if cur else None, cur.text if cur else "", batch
         )
@@ -189,7 +184,7 @@ def _review(run: Run, info: catalog.SessionInfo, tr: Transcript, *, raw: bool) -
                 run.wrote.append(v.ref)
             set_progress(run.conn, info.id, run.now_iso, **{marker: through})
         pos = through
-    if not batches and end > start:  # nothing worth a call (e.g. only tool traffic): mark as read
+    if not units and end > start:  # nothing worth a call (e.g. only tool traffic): mark as read
         with transaction(run.conn):
             run.lease.check()
             set_progress(run.conn, info.id, run.now_iso, **{marker: end})
@@ -201,7 +196,7 @@ def _review(run: Run, info: catalog.SessionInfo, tr: Transcript, *, raw: bool) -
                 "from": start,
                 "to": end - 1,
                 "sources": len(units),
-                "calls": len(batches),
+                "calls": calls,
             }
         )
 
