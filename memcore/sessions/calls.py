@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from memcore.errors import LLMError
+from memcore.errors import BadAnswer, LLMError
 from memcore.judge.llm import LLM
 from memcore.sessions import budget as bud
 from memcore.sessions.lease import Lease
@@ -50,6 +50,8 @@ class Caller:
     daily_budget: int
     run_id: str
     stats: CallStats = field(default_factory=CallStats)
+    accepted: int = 0  # answers that passed validation
+    rejected: list[str] = field(default_factory=list)  # why each rejected answer was rejected
 
     def pack(
         self,
@@ -158,4 +160,10 @@ class Caller:
         elif self.llm.metered:
             self.stats.no_usage += 1
         self.lease.renew(self.clock())
-        return validate_answer(completion.text, limit, {s.id for s in sources})
+        try:
+            answer = validate_answer(completion.text, limit, {s.id for s in sources})
+        except BadAnswer as exc:
+            self.rejected.append(str(exc))
+            raise
+        self.accepted += 1
+        return answer

@@ -259,6 +259,7 @@ def execute(
     report: dict[str, Any] = {}
     try:
         status, error = _steps(run, health)
+        status, error = _all_rejected(caller) or (status, error)
     except BudgetExhausted as exc:
         status, error = "budget", str(exc)
     except LeaseLost as exc:
@@ -276,6 +277,16 @@ def execute(
     conn.close()
     plain: dict[str, Any] = json.loads(json.dumps(report))  # JSON types only, no shared lists
     return plain
+
+
+def _all_rejected(caller: Caller) -> tuple[str, str] | None:
+    """A run in which the model answered but no answer passed validation failed: nothing was
+    learnt, so it must back off briefly and try again, not wait for the next interval."""
+    if caller.accepted or not caller.rejected:
+        return None
+    n = len(caller.rejected)
+    first = " ".join(caller.rejected[0].split())
+    return "failed", f"every model answer was rejected ({n} of {n}); the first: {first}"
 
 
 def _steps(run: Run, health: dict[str, Any] | None) -> tuple[str, str | None]:
