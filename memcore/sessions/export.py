@@ -9,6 +9,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from memcore.redact import redact
 from memcore.sessions.catalog import all_sessions
 from memcore.sessions.settings import project_id
 from memcore.sessions.store import Version, latest, latest_all
@@ -28,7 +29,8 @@ def summaries_dir(ws: Workspace) -> Path:
 def _section(title: str, v: Version | None) -> str:
     if v is None:
         return f"## {title}\n\n_No short memory yet._\n"
-    return f"## {title}\n\n<!-- {v.ref} · {v.created_at} -->\n{v.text or '_(empty)_'}\n"
+    text = redact(v.text)  # stored text is redacted already; an export never relies on it
+    return f"## {title}\n\n<!-- {v.ref} · {v.created_at} -->\n{text or '_(empty)_'}\n"
 
 
 def render(

@@ -19,6 +19,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from memcore.errors import WorkspaceError
+from memcore.redact import redact
 from memcore.sessions.settings import sessions_settings
 from memcore.workspace.config import load_config
 from memcore.workspace.core import DAILY_NOTE_RE, Workspace, read_text_checked
@@ -114,7 +115,8 @@ def health_report(ws: Workspace, *, compact: bool = False) -> dict[str, Any]:
             "budget_chars": budget,
             "missing_links": missing[:10],
             "unlinked_topic_files": unlinked[:10],
-            "unverified_most_hit": [e["text"][:120] for e in unverified[:5]],
+            # redacted before it is cut: a cut secret would no longer be recognised
+            "unverified_most_hit": [redact(e["text"])[:120] for e in unverified[:5]],
         }
     return report
 

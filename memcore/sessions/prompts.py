@@ -55,7 +55,8 @@ def build_messages(
     sources: list[RequestSource],
     health: dict[str, Any] | None = None,
 ) -> list[dict[str, str]]:
-    """System + user messages; every text is redacted before it leaves."""
+    """System + user messages; every text is redacted before it leaves (current memory,
+    sources, health block)."""
     doc: dict[str, Any] = {
         "task": task,
         "limit": limit,
@@ -63,11 +64,23 @@ def build_messages(
         "sources": [{**s.as_dict(), "text": redact(s.text)} for s in sources],
     }
     if health:
-        doc["health"] = health
+        doc["health"] = redact_all(health)
     return [
         {"role": "system", "content": SYSTEM_PROMPT},
         {"role": "user", "content": json.dumps(doc, ensure_ascii=False)},
     ]
+
+
+def redact_all(value: Any) -> Any:
+    """``value`` with every string in it (keys too) redacted: the health block is built from
+    MEMORY.md and file names, and goes to the model."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {redact(str(k)): redact_all(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [redact_all(v) for v in value]
+    return value
 
 
 def request_bytes(messages: list[dict[str, str]], max_tokens: int, model: str) -> int:

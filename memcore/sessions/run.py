@@ -26,6 +26,7 @@ from memcore.errors import (
     SourceChanged,
 )
 from memcore.judge.llm import LLM, make_llm
+from memcore.redact import redact
 from memcore.sessions import catalog
 from memcore.sessions.budget import split_utf8
 from memcore.sessions.calls import Caller
@@ -82,7 +83,10 @@ def message_sources(
     session: str, messages: list[Message], kind: str
 ) -> list[tuple[RequestSource, int, int]]:
     """Group messages into sources of at most 5,000 UTF-8 bytes; a longer message is split on
-    character boundaries into several sources. Each comes with its message range [from, to)."""
+    character boundaries into several sources. Each comes with its message range [from, to).
+
+    Messages are redacted whole before they are split, so no secret is cut in two halves
+    that the redactor would no longer recognise."""
     out: list[tuple[RequestSource, int, int]] = []
     buf: list[str] = []
     size = 0
@@ -99,7 +103,7 @@ def message_sources(
         buf, size = [], 0
 
     for m in messages:
-        line = f"[{m.index} {m.role}] {m.text}"
+        line = f"[{m.index} {m.role}] {redact(m.text)}"
         n = len(line.encode("utf-8")) + 1
         if n > CHUNK_BYTES:
             flush()
@@ -166,11 +170,11 @@ def _review(run: Run, info: catalog.SessionInfo, tr: Transcript, *, raw: bool) -
             _verify(info, pos, through, digest)
             if (cur is None and text) or (cur is not None and text != cur.text):
                 srcs = [
-                    Source(kind, s.ref, ranges[s.id][0], ranges[s.id][1], digest, s.text[:200])
+                    Source(kind, s.ref, ranges[s.id][0], ranges[s.id][1], digest, s.text)
                     for s in batch
                 ]
                 if cur is not None:
-                    srcs.insert(0, Source("previous", cur.ref, preview=cur.text[:200]))
+                    srcs.insert(0, Source("previous", cur.ref, preview=cur.text))
                 v = insert_version(
                     run.conn,
                     "session",

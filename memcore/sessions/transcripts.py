@@ -246,6 +246,27 @@ def _claude_code(records: list[dict[str, Any]]) -> Transcript:
     return Transcript("claude-code", messages, summaries=summaries)
 
 
+def tool_input_text(value: Any, indent: str = "") -> str:
+    """Tool arguments as readable text: ``key: value`` lines with strings as they are (not
+    JSON-escaped, so a secret or a multi-line command reads as it was typed and the redactor
+    sees its real lines), nested objects and lists indented below their key."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict) and value:
+        lines = []
+        for key, item in value.items():
+            if isinstance(item, dict | list) and item:
+                lines.append(f"{indent}{key}:\n{tool_input_text(item, indent + '  ')}")
+            else:
+                lines.append(f"{indent}{key}: {tool_input_text(item, indent + '  ')}")
+        return "\n".join(lines)
+    if isinstance(value, list) and value:
+        return "\n".join(
+            f"{indent}- {tool_input_text(item, indent + '  ').lstrip()}" for item in value
+        )
+    return json.dumps(value, ensure_ascii=False)
+
+
 def _blocks(content: list[Any]) -> tuple[list[str], list[str]]:
     """Text blocks (conversation) and tool traffic (raw) of a Claude Code content list.
 
@@ -260,7 +281,7 @@ def _blocks(content: list[Any]) -> tuple[list[str], list[str]]:
         if kind == "text" and isinstance(block.get("text"), str):
             texts.append(block["text"])
         elif kind == "tool_use":
-            args = json.dumps(block.get("input", {}), ensure_ascii=False)
+            args = tool_input_text(block.get("input", {}))
             tools.append(f"[tool call {block.get('name', '?')}] {args}")
         elif kind == "tool_result":
             body = _content_text(block.get("content"))
