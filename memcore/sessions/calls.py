@@ -52,6 +52,7 @@ class Caller:
     stats: CallStats = field(default_factory=CallStats)
     accepted: int = 0  # answers that passed validation
     rejected: list[str] = field(default_factory=list)  # why each rejected answer was rejected
+    checked: list[dict[str, str]] = field(default_factory=list)  # what the checks removed
 
     def pack(
         self,
@@ -161,9 +162,13 @@ class Caller:
             self.stats.no_usage += 1
         self.lease.renew(self.clock())
         try:
-            answer = validate_answer(completion.text, limit, {s.id for s in sources})
+            transcript = [s.text for s in sources if s.kind in ("messages", "raw")]
+            memory, used, changes = validate_answer(
+                completion.text, limit, {s.id for s in sources}, transcript
+            )
         except BadAnswer as exc:
             self.rejected.append(str(exc))
             raise
         self.accepted += 1
-        return answer
+        self.checked += [{"task": task, "reason": c.reason, "text": c.text} for c in changes]
+        return memory, used

@@ -3,7 +3,8 @@
 The user message is one JSON document (task, limit, current memory, sources, health); the
 model answers ``{"memory": "<markdown bullets>", "used": ["<source id>", …]}``. An answer
 that is not that, names sources that were not sent, or breaks the limit is rejected before
-anything is written.
+anything is written; what the prompt forbids (secrets, PR numbers, commit hashes, raw quotes,
+temporary progress) is removed first (``answer_check``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 
 from memcore.errors import BadAnswer
 from memcore.redact import redact
+from memcore.sessions.answer_check import Change, check_memory
 
 SYSTEM_PROMPT = """\
 You maintain a short memory for an AI coding agent. The user message is a JSON document:
@@ -101,8 +103,12 @@ def max_output_tokens(limit: int) -> int:
     return limit // 2 + 256
 
 
-def validate_answer(text: str, limit: int, source_ids: set[str]) -> tuple[str, list[str]]:
-    """The memory text (redacted, trimmed) and the used ids; BadAnswer when invalid."""
+def validate_answer(
+    text: str, limit: int, source_ids: set[str], transcript: list[str] | None = None
+) -> tuple[str, list[str], list[Change]]:
+    """The memory text (redacted, checked, trimmed), the used ids and what the checks removed
+    (``answer_check``; ``transcript`` holds the transcript texts the call was sent); BadAnswer
+    when invalid or when the checks leave nothing of a non-empty answer."""
     body = text.strip()
     if body.startswith("```"):  # tolerate a fenced answer
         body = body.strip("`").removeprefix("json").strip()
@@ -122,6 +128,12 @@ def validate_answer(text: str, limit: int, source_ids: set[str]) -> tuple[str, l
     if unknown:
         raise BadAnswer(f"model answer names sources that were not sent: {', '.join(unknown[:5])}")
     memory = redact(memory.strip())
-    if len(memory) > limit:
-        raise BadAnswer(f"model answer is {len(memory)} characters; the limit is {limit}")
-    return memory, list(dict.fromkeys(used))
+    checked, changes = check_memory(memory, transcript or [])
+    if memory and not checked:
+        raise BadAnswer(
+            "nothing is left of the model answer after the checks"
+            f" ({changes[0].reason if changes else 'no entries'})"
+        )
+    if len(checked) > limit:
+        raise BadAnswer(f"model answer is {len(checked)} characters; the limit is {limit}")
+    return checked, list(dict.fromkeys(used)), changes

@@ -371,6 +371,7 @@ def _finish(
             "reviewed": run.reviewed,
             "wrote": run.wrote,
             "skipped": run.skipped,
+            "checked": run.caller.checked,
             "queued": [s.id for s in queued],
             "tokens": run.caller.stats.as_dict(),
         }
