@@ -5,6 +5,14 @@
 3. Token accounting against a local Chat Completions server: charged == reported usage.
 4. Quality on a planted set: planted decisions that reach the project memory, and chatter that
    does.
+5. Leaks: every secret shape of tests/secret_corpus.py planted in transcripts, long messages,
+   tool arguments and results and MEMORY.md, with a model that also echoes them back: secrets
+   found in any request body or stored memory, version preview or export (target 0).
+6. Input size: runs over 30 sessions with a large health block: the largest request body
+   against the 16,000-token input cap (target: never above), and reservations that differ
+   from the body sent (target 0).
+
+Run a subset by name: ``python bench/bench_sessions.py leaks input``.
 """
 
 from __future__ import annotations
@@ -250,15 +258,116 @@ def bench_quality(base: Path) -> dict[str, object]:
     }
 
 
+# -- 5: leaks ---------------------------------------------------------------------------------
+
+
+def bench_leaks(base: Path) -> dict[str, object]:
+    from memcore.sessions import dream
+    from tests import test_sessions_leaks as leak
+    from tests.chat_server import chat_server
+    from tests.secret_corpus import SECRETS
+
+    ws = new_workspace(base, "leaks")
+    lines = leak.LINES
+    third = len(lines) // 3
+    leak.plain_session(ws, "plain", lines[:third])
+    leak.plain_session(ws, "plain2", lines[third:])
+    leak.long_session(ws, "long", lines[third : 2 * third])
+    leak.tool_session(ws, "tools", lines)
+    leak.memory_md(ws)
+    with chat_server() as srv:
+        gen = leak.echoing(srv)
+        next(gen)
+        report = dream(ws, now=leak.NOW, llm=OpenAICompatibleLLM(srv.url, "bench", timeout=10))
+        next(gen, None)
+        sent = leak.haystacks(srv)
+        calls = len(srv.bodies)
+    memory = leak.stored(ws)
+    shapes = {(secret, kind) for _line, secret, kind in SECRETS}
+    return {
+        "status": report["status"],
+        "secret_lines": len(SECRETS),
+        "distinct_secrets": len(shapes),
+        "kinds": len({k for _s, k in shapes}),
+        "calls": calls,
+        "leaked_to_model": sum(1 for s, _k in shapes if leak.leaks(s, sent)),
+        "leaked_to_memory": sum(1 for s, _k in shapes if leak.leaks(s, memory)),
+    }
+
+
+# -- 6: input size ----------------------------------------------------------------------------
+
+
+def bench_input(base: Path) -> dict[str, object]:
+    from memcore.sessions import health_report
+    from memcore.sessions.budget import MAX_INPUT_TOKENS
+    from memcore.workspace.db import connect
+    from tests.chat_server import chat_server
+    from tests.test_sessions_cap import busy_sessions, large_health
+
+    ws = new_workspace(base, "input")
+    busy_sessions(ws, 30)
+    large_health(ws)
+    health = health_report(ws, compact=True)
+    runs = 0
+    with chat_server() as srv:
+        llm = OpenAICompatibleLLM(srv.url, "bench", timeout=10)
+        while runs < 5:
+            report = execute(ws, now=NOW + timedelta(minutes=runs), llm=llm, health=health)
+            runs += 1
+            if not report["queued"]:
+                break
+        bodies = [len(b) for b in srv.bodies]
+        tasks = [json.loads(r["messages"][-1]["content"])["task"] for r in srv.requests]
+    conn = connect(ws.db_path)
+    reserved = [int(r[0]) for r in conn.execute("SELECT reserved FROM sess_budget_calls")]
+    conn.close()
+    from memcore.sessions.prompts import max_output_tokens
+    from memcore.sessions.settings import sessions_settings
+    from memcore.workspace.config import load_config
+
+    st = sessions_settings(load_config(ws))
+    limits = {"session": st.session_limit, "project": st.project_limit}
+    expected = [
+        b + max_output_tokens(limits.get(t, st.global_limit))
+        for b, t in zip(bodies, tasks, strict=True)
+    ]
+    project = [b for b, t in zip(bodies, tasks, strict=True) if t == "project"]
+    return {
+        "sessions": 30,
+        "runs": runs,
+        "health_block_bytes": len(json.dumps(health, ensure_ascii=False).encode()),
+        "calls": len(bodies),
+        "project_calls": len(project),
+        "largest_request_bytes": max(bodies),
+        "largest_project_request_bytes": max(project) if project else 0,
+        "cap": MAX_INPUT_TOKENS,
+        "over_cap": sum(1 for b in bodies if b > MAX_INPUT_TOKENS),
+        "reservation_mismatches": sum(
+            1 for r, e in zip(sorted(reserved), sorted(expected), strict=False) if r != e
+        )
+        + abs(len(reserved) - len(expected)),
+    }
+
+
+BENCHES = {
+    "speed": bench_speed,
+    "tokens": bench_tokens,
+    "quality": bench_quality,
+    "leaks": bench_leaks,
+    "input": bench_input,
+}
+
+
 def main() -> None:
+    names = sys.argv[1:] or list(BENCHES)
+    unknown = [n for n in names if n not in BENCHES]
+    if unknown:
+        sys.exit(f"unknown bench {', '.join(unknown)}; choose from {', '.join(BENCHES)}")
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
         os.environ["MEMCORE_USER_DIR"] = str(base / "user")
-        results = {
-            "speed": bench_speed(base),
-            "tokens": bench_tokens(base),
-            "quality": bench_quality(base),
-        }
+        results = {name: BENCHES[name](base) for name in names}
     print(json.dumps(results, indent=2))
 
 
