@@ -28,10 +28,10 @@ _HASH_PATTERNS = [
     re.compile(_HASH, re.I),
 ]
 _PROGRESS = re.compile(
-    r"\b(?:wip|work in progress|in progress|currently (?:running|working|fixing|testing|on)|"
+    r"\b(?:wip|work in progress|in progress|currently (?:running|working|fixing|testing)|"
     r"still (?:running|working|waiting|failing|pending)|almost (?:done|finished|there)|"
     r"(?:will|to) report back|half[- ]done|todo (?:for )?today|next step(?:s)? (?:is|are)|"
-    r"(?:is|are) (?:now )?(?:running|being (?:fixed|reviewed|tested|deployed))|"
+    r"(?:is|are) (?:now )?being (?:fixed|reviewed|tested|deployed)|"
     r"waiting (?:for|on) (?:ci|review|the build|approval)|\d{1,3}\s?% (?:done|complete))\b",
     re.I,
 )
