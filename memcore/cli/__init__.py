@@ -10,6 +10,7 @@ once, here, and exit with their class's ``exit_code`` after one ``Error:`` line 
 from __future__ import annotations
 
 import importlib
+import sqlite3
 from typing import Any
 
 import click
@@ -65,6 +66,18 @@ class LazyGroup(click.Group):
             # As click reports a ClickException: one line on stderr, the class's exit code.
             click.echo(f"Error: {exc}", err=True)
             ctx.exit(exc.exit_code)
+        except sqlite3.Error as exc:  # a database failure the library did not name: one line
+            from memcore.workspace.db import translate
+
+            err = translate(exc, "memory/.dreams/memcore.sqlite")
+            click.echo(f"Error: {err}", err=True)
+            ctx.exit(err.exit_code)
+        except OSError as exc:  # a full disk, a read-only folder, a permission
+            if isinstance(exc, BrokenPipeError):
+                raise
+            where = f"{exc.filename}: " if exc.filename else ""
+            click.echo(f"Error: {where}{exc.strerror or exc}", err=True)
+            ctx.exit(1)
 
 
 @click.group(

@@ -328,7 +328,12 @@ def explain_cmd(selector: str, as_json: bool) -> None:
 
 @memory_group.command("status")
 @click.option("--deep", is_flag=True, help="Also check the index freshness file by file.")
-@click.option("--fix", is_flag=True, help="Normalise the recall store (rewrites only on change).")
+@click.option(
+    "--fix",
+    is_flag=True,
+    help="Repair the recall store: normalise, drop invalid entries, redact secrets, restore "
+    "entries the cap set aside (rewrites only on change).",
+)
 @lock_timeout_option()
 @json_option
 def status_cmd(deep: bool, fix: bool, lock_timeout: float, as_json: bool) -> None:
@@ -356,6 +361,11 @@ def status_cmd(deep: bool, fix: bool, lock_timeout: float, as_json: bool) -> Non
             "droppedInvalid": repair.dropped_invalid,
             "entries": repair.entries,
             "quarantined": str(repair.quarantined) if repair.quarantined else None,
+            "droppedBecause": repair.reasons,
+            "redacted": repair.redacted,
+            "restoredEvicted": repair.restored.restored if repair.restored else 0,
+            "restoredFiles": len(repair.restored.files) if repair.restored else 0,
+            "maxEntriesRaisedTo": repair.restored.cap_raised_to if repair.restored else None,
         }
     if as_json:
         echo_json(st)
@@ -410,9 +420,26 @@ def _status_lines(ws: Any, st: dict[str, Any], fix: bool) -> list[str]:
     repair = st.get("repair")
     if repair is not None:
         if repair["changed"]:
-            lines.append(f"Repair: rewrote store (-{repair['droppedInvalid']} invalid)")
+            why = ", ".join(f"{n} {r}" for r, n in sorted(repair["droppedBecause"].items()))
+            redacted = repair["redacted"]
+            lines.append(
+                f"Repair: rewrote store (-{repair['droppedInvalid']} invalid"
+                + (f": {why}" if why else "")
+                + (f"; {redacted} snippets redacted" if redacted else "")
+                + ")"
+            )
         else:
             lines.append("Repair: no changes")
+        if repair["restoredEvicted"]:
+            lines.append(
+                f"Restored {repair['restoredEvicted']} evicted entries from "
+                f"{repair['restoredFiles']} file(s)."
+            )
+        if repair["maxEntriesRaisedTo"]:
+            lines.append(
+                f"Raised [dreaming] max_entries to {repair['maxEntriesRaisedTo']} in memcore.toml "
+                "so they stay."
+            )
     if st["warnings"]:
         lines.append("Issues:")
         lines.extend(f"  - {w}" for w in st["warnings"])

@@ -191,7 +191,7 @@ def warnings_for(ws: Workspace, status: dict[str, Any]) -> list[str]:
         n = ev["entries"]
         warns.append(
             f"{'?' if n is None else n} recall entries over max_entries were set aside in "
-            f"{ev['path']} (restore: memcore memory status --fix --restore-evicted)"
+            f"{ev['path']} (restore: memcore memory status --fix)"
         )
     for q in status.get("dbQuarantines", []):
         lost = "; ".join(f"{t} ({why})" for t, why in q["lost"].items()) or "nothing"

@@ -3,7 +3,7 @@
 When memcore meets a store over ``max_entries`` (another tool wrote it, or the cap was
 lowered), the entries the cap drops go to ``memory/.dreams/evicted-<UTC>.json.gz``
 (``{"version": 1, "evictedAt", "maxEntries", "entries": {...}}``, gzip). ``memory status``
-lists these files; ``memory status --fix --restore-evicted`` puts the entries back, raising
+lists these files; ``memory status --fix`` puts the entries back, raising
 ``[dreaming] max_entries`` in memcore.toml when the store would otherwise exceed it.
 """
 

@@ -37,12 +37,14 @@ from memcore.recall.entries import (
     query_hash,
 )
 from memcore.recall.mirror import Stat
+from memcore.workspace import db
 from memcore.workspace.clock import iso_ms, utcnow
 from memcore.workspace.core import Workspace, atomic_write_bytes, read_regular_bytes
 
 log = logging.getLogger(__name__)
 
 MAX_STORE_BYTES = 256 * 1024 * 1024  # beyond this a store is "absurdly large" and set aside
+FOLD_BUSY_MS = 2000  # a recording's fold waits this long for a busy mirror, then skips it
 
 
 @dataclass
@@ -258,7 +260,7 @@ def record_recalls(
     recall_log.append(ws, iso_ms(now), query_hash(query), origin, hits)
     out = RecordResult(len(hits), [h.key for h in hits])
     try:
-        with ws.lock(lock_timeout or 0.0):
+        with ws.lock(lock_timeout or 0.0), db.busy_timeout(FOLD_BUSY_MS):
             fold = fold_pending(ws, now, max_entries=max_entries, protect=protect)
     except LockBusy:
         return out  # safe in the log: the lock holder (or the next one) folds it
@@ -332,7 +334,7 @@ def fold_pending(
                 out.notices.append(
                     f"the recall store held {found} entries, over "
                     f"max_entries = {max_entries}; {len(dropped)} were set aside in "
-                    f"{out.evicted} (restore: memcore memory status --fix --restore-evicted)"
+                    f"{out.evicted} (restore: memcore memory status --fix)"
                 )
         write_store(
             ws,

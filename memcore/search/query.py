@@ -289,9 +289,11 @@ def search(
 def _search_on_disk(
     ws: Workspace, query: str, limit: int, progress: Progress | None = None
 ) -> tuple[IndexReport, list[Any]]:
-    conn = open_index(ws)
+    from memcore.workspace.db import busy_timeout
+
+    with busy_timeout(INDEX_BUSY_MS):
+        conn = open_index(ws)
     try:
-        conn.execute(f"PRAGMA busy_timeout = {INDEX_BUSY_MS}")
         report = update_index(conn, ws, progress=progress)
         return report, query_index(conn, query, limit)
     finally:

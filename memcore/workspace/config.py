@@ -10,6 +10,7 @@ import math
 import os
 import tomllib
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal, overload
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -51,7 +52,9 @@ class Config:
     def table(self, name: str) -> dict[str, Any]:
         value = self.data.get(name, {})
         if not isinstance(value, dict):
-            raise ConfigError(f"{self.path.name}: [{name}] must be a table, got {value!r}")
+            raise ConfigError(
+                f"{self.path.name}: [{name}] must be a table, got {shown_value(value)}"
+            )
         return value
 
     def where(self, table: str, key: str) -> str:
@@ -137,15 +140,26 @@ def check_number(
 ) -> int | float:
     """Validate one number; raise ConfigError naming ``where`` and the allowed range."""
     allowed = _range_text(lo, hi, integer)
+    shown = shown_value(value)
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ConfigError(f"{where} = {value!r} is not a number; allowed: {allowed}")
+        raise ConfigError(f"{where} = {shown} is not a number; allowed: {allowed}")
     if isinstance(value, float) and not math.isfinite(value):
-        raise ConfigError(f"{where} = {value!r} is not finite; allowed: {allowed}")
-    if integer and not float(value).is_integer():
-        raise ConfigError(f"{where} = {value!r} is not a whole number; allowed: {allowed}")
+        raise ConfigError(f"{where} = {shown} is not finite; allowed: {allowed}")
+    # compare before any float(): an integer past 1.8e308 has no float
     if (lo is not None and value < lo) or (hi is not None and value > hi):
-        raise ConfigError(f"{where} = {value!r} is out of range; allowed: {allowed}")
+        raise ConfigError(f"{where} = {shown} is out of range; allowed: {allowed}")
+    if integer and isinstance(value, float) and not value.is_integer():
+        raise ConfigError(f"{where} = {shown} is not a whole number; allowed: {allowed}")
     return int(value) if integer else float(value)
+
+
+def shown_value(value: Any, limit: int = 60) -> str:
+    """``repr(value)`` cut to ``limit`` characters, for one-line messages."""
+    try:
+        text = repr(value)
+    except ValueError:  # an int with more digits than Python prints
+        text = f"<an integer of {value.bit_length()} bits>"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _range_text(lo: float | None, hi: float | None, integer: bool) -> str:
@@ -165,7 +179,8 @@ def get_bool(cfg: Config, table: str, key: str, default: bool) -> bool:
         return default
     if not isinstance(value, bool):
         raise ConfigError(
-            f"{cfg.where(table, key)} = {value!r} is not a boolean; allowed: true or false"
+            f"{cfg.where(table, key)} = {shown_value(value)} is not a boolean; "
+            "allowed: true or false"
         )
     return value
 
@@ -182,7 +197,7 @@ def get_str(
     if value is None:
         return default
     if not isinstance(value, str):
-        raise ConfigError(f"{cfg.where(table, name)} = {value!r} is not a string")
+        raise ConfigError(f"{cfg.where(table, name)} = {shown_value(value)} is not a string")
     value = value.strip()
     return value or default
 
@@ -193,7 +208,8 @@ def get_choice(cfg: Config, table: str, key: str, default: str, choices: tuple[s
     low = value.lower()
     if low not in choices:
         raise ConfigError(
-            f"{cfg.where(table, key)} = {value!r} is not allowed; allowed: {', '.join(choices)}"
+            f"{cfg.where(table, key)} = {shown_value(value)} is not allowed; "
+            f"allowed: {', '.join(choices)}"
         )
     return low
 
@@ -201,17 +217,24 @@ def get_choice(cfg: Config, table: str, key: str, default: str, choices: tuple[s
 def check_cron(expr: str, where: str) -> str:
     from croniter import croniter
 
+    bad = f"{where} = {shown_value(expr)} is not a valid cron expression (e.g. '0 3 * * *')"
     if not croniter.is_valid(expr):
-        raise ConfigError(f"{where} = {expr!r} is not a valid cron expression (e.g. '0 3 * * *')")
+        raise ConfigError(bad)
+    try:  # valid syntax that never fires (Feb 30) fails only when the next run is asked for
+        croniter(expr, datetime(2026, 1, 1)).get_next(datetime)
+    except Exception:
+        raise ConfigError(bad + "; it never fires") from None
     return expr
 
 
 def check_timezone(name: str, where: str) -> ZoneInfo:
+    """The zone named ``name``; ConfigError for anything else (an unknown name, a folder of
+    zones like 'America', a name too long for the file system, a NUL)."""
     try:
         return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
+    except (ZoneInfoNotFoundError, ValueError, OSError, UnicodeError):
         raise ConfigError(
-            f"{where} = {name!r} is not a known IANA timezone (e.g. 'Europe/Berlin')"
+            f"{where} = {shown_value(name)} is not a known IANA timezone (e.g. 'Europe/Berlin')"
         ) from None
 
 

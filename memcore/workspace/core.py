@@ -271,7 +271,19 @@ def resolve_workspace(
             raise WorkspaceError(f"workspace {root} does not exist (use memcore init {root})")
         if not root.is_dir():
             raise WorkspaceError(f"workspace {root} is not a directory")
+        ws = Workspace(root.absolute())
+        if not is_workspace(ws):
+            raise WorkspaceError(
+                f"not a memcore workspace: {ws.root} (create one with memcore init {ws.root})"
+            )
+        return ws
     return Workspace(root.absolute())
+
+
+def is_workspace(ws: Workspace) -> bool:
+    """A folder is a workspace when it has MEMORY.md, memory/ or memcore.toml (so no command
+    but ``init`` ever creates memory/.dreams/ in some other folder)."""
+    return ws.memory_md.exists() or ws.memory_dir.is_dir() or ws.config_path.exists()
 
 
 def is_daily_note_path(path: str) -> bool:

@@ -21,6 +21,8 @@ import logging
 import os
 import sqlite3
 import time
+from collections.abc import Iterator
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +33,19 @@ log = logging.getLogger(__name__)
 #: Tables memcore rebuilds from files, never worth salvaging from a corrupt database.
 CACHE_PREFIXES = ("search_", "recall_index", "embedding_cache", "sqlite_")
 BUSY_TIMEOUT_MS = 30000
+_busy_ms: ContextVar[int] = ContextVar("memcore_db_busy_ms", default=BUSY_TIMEOUT_MS)
+
+
+@contextlib.contextmanager
+def busy_timeout(ms: int) -> Iterator[None]:
+    """Connections opened inside wait at most ``ms`` for a busy database (a search or a
+    recording must not hang behind a long run; the default is 30 s)."""
+    token = _busy_ms.set(ms)
+    try:
+        yield
+    finally:
+        _busy_ms.reset(token)
+
 
 _CORRUPT = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB
 _LOCKED = {5, 6}  # SQLITE_BUSY, SQLITE_LOCKED
@@ -110,10 +125,13 @@ def connect(path: Path | str) -> sqlite3.Connection:
 
 
 def _open(path: Path) -> sqlite3.Connection:
-    conn = sqlite3.connect(str(path), timeout=30, isolation_level=None, check_same_thread=False)
+    ms = _busy_ms.get()
+    conn = sqlite3.connect(
+        str(path), timeout=ms / 1000, isolation_level=None, check_same_thread=False
+    )
     try:
         conn.row_factory = sqlite3.Row
-        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        conn.execute(f"PRAGMA busy_timeout = {int(ms)}")
         mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
         if str(mode).lower() != "wal":
             conn.execute("PRAGMA journal_mode = WAL")

@@ -1,0 +1,116 @@
+"""memcore.sqlite is set aside only when it is corrupt, under a unique name, with its tables
+salvaged; a locked, read-only or full database is reported as what it is and never moved."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memcore.errors import DatabaseError, DatabaseLocked
+from memcore.workspace import db
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def make_db(path: Path, rows: int = 2000) -> None:
+    conn = db.connect(path)
+    conn.execute("CREATE TABLE dream_runs (id INTEGER PRIMARY KEY, what TEXT)")
+    conn.execute("CREATE TABLE search_chunks (id INTEGER PRIMARY KEY, text TEXT)")
+    conn.executemany("INSERT INTO dream_runs VALUES (?, ?)", [(i, f"run {i}") for i in range(50)])
+    conn.executemany(
+        "INSERT INTO search_chunks VALUES (?, ?)", [(i, "x" * 300) for i in range(rows)]
+    )
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    db._checked.clear()  # as a new process would
+
+
+def asides(path: Path) -> list[Path]:
+    found = path.parent.glob(path.name + ".corrupt-*")
+    return sorted(p for p in found if not p.name.endswith(("-wal", "-shm")))
+
+
+def test_a_locked_database_is_reported_and_not_moved(tmp_path: Path) -> None:
+    path = tmp_path / "memcore.sqlite"
+    make_db(path)
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("PRAGMA locking_mode = EXCLUSIVE")
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        with db.busy_timeout(50), pytest.raises(DatabaseLocked) as exc:
+            db.connect(path)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert exc.value.exit_code == 75 and "is locked" in str(exc.value)
+    assert not asides(path) and db.connect(path).execute("SELECT count(*) FROM dream_runs")
+
+
+def test_read_only_and_full_are_named_as_such(tmp_path: Path) -> None:
+    path = tmp_path / "memcore.sqlite"
+    make_db(path, rows=10)
+    ro = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    with pytest.raises(sqlite3.Error) as exc:
+        ro.execute("INSERT INTO dream_runs VALUES (999, 'x')")
+    assert "is read-only" in str(db.translate(exc.value, path))
+    full = sqlite3.connect(path)
+    full.execute(f"PRAGMA max_page_count = {full.execute('PRAGMA page_count').fetchone()[0]}")
+    with pytest.raises(sqlite3.Error) as exc:
+        full.execute("INSERT INTO search_chunks VALUES (NULL, ?)", ("y" * 100_000,))
+    err = db.translate(exc.value, path)
+    assert isinstance(err, DatabaseError) and "disk is full" in str(err)
+    assert not db.is_corrupt(exc.value) and not asides(path)
+
+
+def test_a_file_that_is_not_a_database_is_set_aside(tmp_path: Path) -> None:
+    path = tmp_path / "memcore.sqlite"
+    path.write_bytes(b"this is not sqlite" * 100)
+    conn = db.connect(path)
+    (aside,) = asides(path)
+    assert aside.read_bytes().startswith(b"this is not sqlite")
+    assert db.quarantines(conn)[0]["aside"] == str(aside)
+
+
+def test_a_corrupt_page_is_caught_and_the_journal_survives(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "memcore.sqlite"
+    make_db(path)
+    data = bytearray(path.read_bytes())
+    page = 4096
+    data[page * 20 : page * 24] = b"\xde\xad\xbe\xef" * page  # pages of the big cache table
+    path.write_bytes(bytes(data))
+    conn = db.connect(path)
+    assert len(asides(path)) == 1
+    runs = conn.execute("SELECT count(*) FROM dream_runs").fetchone()[0]
+    assert runs == 50  # the journal table came across whole
+    (q,) = db.quarantines(conn)
+    assert q["recovered"]["dream_runs"] == 50
+    assert "search_chunks" not in q["recovered"]  # a cache: rebuilt, not salvaged
+    assert "set aside" in caplog.text and "Recovered: dream_runs (50 rows)" in caplog.text
+    db._checked.clear()
+    db.connect(path).close()  # the fresh file is healthy: nothing more is moved
+    assert len(asides(path)) == 1
+
+
+def test_concurrent_openers_set_a_corrupt_file_aside_once(tmp_path: Path) -> None:
+    path = tmp_path / "memcore.sqlite"
+    make_db(path, rows=10)
+    data = bytearray(path.read_bytes())
+    data[0:16] = b"garbage garbage!"
+    path.write_bytes(bytes(data))
+    code = (
+        "import sys; from memcore.workspace import db;"
+        "c = db.connect(sys.argv[1]); c.execute('CREATE TABLE IF NOT EXISTS t (x)'); c.close()"
+    )
+    procs = [
+        subprocess.Popen([sys.executable, "-c", code, str(path)], cwd=ROOT, stderr=subprocess.PIPE)
+        for _ in range(4)
+    ]
+    errs = [p.communicate(timeout=60)[1] for p in procs]
+    assert [p.returncode for p in procs] == [0] * 4, errs
+    assert len(asides(path)) == 1
