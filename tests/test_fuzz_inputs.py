@@ -20,7 +20,7 @@ from memcore.workspace.core import Workspace
 
 NOW = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
 FUZZ = settings(
-    max_examples=40,
+    max_examples=25,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

@@ -71,8 +71,18 @@ def test_tools_over_stdio(ws: Workspace) -> None:
             ("dreaming", {"command": "rem"}),
             ("recall", {"memory": "global"}),
             ("recall", {"memory": "nonsense"}),
+            (
+                "memory_record",
+                {"query": "nas backup", "results": [{"path": "/tmp/x/memory/2026-10-01.md",
+                 "startLine": 3, "endLine": 3, "score": 0.9}]},
+            ),
+            (
+                "memory_record",
+                {"query": "nas backup", "origin": "agent", "results": [{"path":
+                 "memory/2026-10-01.md", "startLine": 3, "endLine": 3, "score": 0.9}]},
+            ),
         ],
-    )
+    )  # fmt: skip
     assert {"memory_search", "memory_get", "dreaming", "promote_preview"} <= set(tools)
 
     search = payload(results[0])
@@ -95,6 +105,11 @@ def test_tools_over_stdio(ws: Workspace) -> None:
     reply = payload(results[5])
     assert reply.startswith("Dreaming mode set to rem.")
     assert 'mode = "rem"' in ws.config_path.read_text(encoding="utf-8")
+
+    assert results[8].is_error and "outside the workspace" in results[8].content[0].text
+    assert payload(results[9]) == {"recorded": 1, "keys": ["memory:memory/2026-10-01.md:3:3"]}
+    nas = read_store(ws).entries["memory:memory/2026-10-01.md:3:3"]
+    assert nas["recallCount"] == 1 and nas["userQueryHashes"] == []  # agent: no diversity
 
     if "recall" in tools:  # offered only when the sessions module is installed
         assert payload(results[6])["memory"] == "global"

@@ -1,6 +1,7 @@
 """The MCP server (``memcore mcp``): memory tools for agents over stdio, official ``mcp`` SDK.
 
-Tools: ``memory_search`` (search and record recalls, as the CLI does), ``memory_get`` (a line
+Tools: ``memory_search`` (search and record recalls, as the CLI does), ``memory_record`` (record
+the hits of the agent's own search, as ``memory record``), ``memory_get`` (a line
 range of a markdown file inside the workspace; anything else is refused), ``dreaming`` (the
 ``/dreaming`` chat command), ``promote_preview``, and ``recall`` (short memories of sessions).
 """
@@ -104,20 +105,47 @@ def build_server(ws: Workspace) -> Any:
             raise ToolError(f"{type(exc).__name__} ({exc.http_status}): {exc}") from None
 
     @server.tool()
-    def memory_search(query: str, limit: int = 10) -> dict[str, Any]:
+    def memory_search(query: str, limit: int = 10, origin: str = "interactive") -> dict[str, Any]:
         """Search MEMORY.md and the daily notes; hits on daily notes are recorded as recalls
-        (they feed promotion into long-term memory). Returns path, line range, score, snippet."""
+        (they feed promotion into long-term memory). Returns path, line range, score, snippet.
+        ``origin``: interactive (answering someone, the default), agent (a search of your own,
+        e.g. automatic recall), schedule or backfill; only interactive searches count toward
+        the distinct-queries gate."""
+        from memcore.recall.entries import ORIGINS
         from memcore.search.query import search
 
         if not query.strip():
             raise ToolError("query must not be empty")
         if not 1 <= limit <= 100:
             raise ToolError("limit must be from 1 to 100")
-        res = guarded(search, ws, query, limit=limit, now=utcnow())
+        if origin not in ORIGINS:
+            raise ToolError(f"origin must be one of {', '.join(ORIGINS)}")
+        res = guarded(search, ws, query, limit=limit, now=utcnow(), origin=origin)
         out = res.to_json()
         out["recorded"] = res.recorded
         if res.record_error:
             out["recordError"] = res.record_error
+        return out
+
+    @server.tool()
+    def memory_record(
+        query: str, results: list[dict[str, Any]], origin: str = "interactive"
+    ) -> dict[str, Any]:
+        """Record hits of your own memory search as recalls (as ``memcore memory record``):
+        results are {path, startLine, endLine, score, snippet}; only daily notes
+        memory/YYYY-MM-DD.md inside this workspace are recorded, a path outside is refused."""
+        from memcore.recall.entries import ORIGINS
+        from memcore.recall.store import record_recalls
+
+        if not query.strip():
+            raise ToolError("query must not be empty")
+        if origin not in ORIGINS:
+            raise ToolError(f"origin must be one of {', '.join(ORIGINS)}")
+        res = guarded(record_recalls, ws, query, results, now=utcnow(), origin=origin)
+        out: dict[str, Any] = {"recorded": res.recorded, "keys": res.keys}
+        notes = [*res.notices, *([res.fold_error] if res.fold_error else [])]
+        if notes:
+            out["warnings"] = notes
         return out
 
     @server.tool()

@@ -140,7 +140,7 @@ def _unverified(ws: Workspace, text: str) -> tuple[list[dict[str, Any]], bool]:
     out: list[dict[str, Any]] = [
         {
             "id": e.id,
-            "text": e.text,
+            "text": redact(e.text),  # the report is shown and served: no secret in it
             "section": e.section,
             "line": e.start_line,
             "hits": counts.get(e.id, 0) if hits is not None else None,
