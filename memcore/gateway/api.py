@@ -136,11 +136,11 @@ def _candidates(ws: Workspace, now: datetime, limit: int) -> dict[str, Any]:
         is_eligible,
         score_entry,
     )
-    from memcore.recall.store import read_store
+    from memcore.recall.store import read_view
 
     settings, err = settings_or_default(ws)
     th = Thresholds.from_settings(settings).sanitized()
-    store = read_store(ws, now=now)
+    store = read_view(ws, now)  # a page view: pending recalls count, nothing is written
     scored = []
     for e in store.entries.values():
         if not is_eligible(e):
