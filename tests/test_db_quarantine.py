@@ -26,7 +26,7 @@ def make_db(path: Path, rows: int = 2000) -> None:
     )
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()
-    db._checked.clear()  # as a new process would
+    db._checked.clear()  # as a new process would (the .checked stamp names the old state)
 
 
 def asides(path: Path) -> list[Path]:
@@ -94,6 +94,18 @@ def test_a_corrupt_page_is_caught_and_the_journal_survives(
     assert "set aside" in caplog.text and "Recovered: dream_runs (50 rows)" in caplog.text
     db._checked.clear()
     db.connect(path).close()  # the fresh file is healthy: nothing more is moved
+    assert len(asides(path)) == 1
+
+
+def test_a_corrupt_page_met_by_a_query_is_checked_on_the_next_open(tmp_path: Path) -> None:
+    path = tmp_path / "memcore.sqlite"
+    make_db(path)
+    stamp = path.with_name(path.name + ".checked")
+    assert stamp.exists()  # checked once: an unchanged file is not checked again
+    with pytest.raises(sqlite3.DatabaseError) as exc:
+        raise sqlite3.DatabaseError("database disk image is malformed")
+    assert "next command sets it aside" in str(db.translate(exc.value, path))
+    assert not stamp.exists()
     assert len(asides(path)) == 1
 
 

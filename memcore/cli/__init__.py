@@ -69,7 +69,9 @@ class LazyGroup(click.Group):
         except sqlite3.Error as exc:  # a database failure the library did not name: one line
             from memcore.workspace.db import translate
 
-            err = translate(exc, "memory/.dreams/memcore.sqlite")
+            state = ctx.find_object(CliState)
+            where = state.workspace(must_exist=False).db_path if state else "memcore.sqlite"
+            err = translate(exc, where)
             click.echo(f"Error: {err}", err=True)
             ctx.exit(err.exit_code)
         except OSError as exc:  # a full disk, a read-only folder, a permission

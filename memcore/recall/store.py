@@ -260,7 +260,7 @@ def record_recalls(
     recall_log.append(ws, iso_ms(now), query_hash(query), origin, hits)
     out = RecordResult(len(hits), [h.key for h in hits])
     try:
-        with ws.lock(lock_timeout or 0.0), db.busy_timeout(FOLD_BUSY_MS):
+        with ws.lock(lock_timeout or 0.0), db.busy_timeout(FOLD_BUSY_MS), db.check_deferred():
             fold = fold_pending(ws, now, max_entries=max_entries, protect=protect)
     except LockBusy:
         return out  # safe in the log: the lock holder (or the next one) folds it

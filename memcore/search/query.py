@@ -289,9 +289,9 @@ def search(
 def _search_on_disk(
     ws: Workspace, query: str, limit: int, progress: Progress | None = None
 ) -> tuple[IndexReport, list[Any]]:
-    from memcore.workspace.db import busy_timeout
+    from memcore.workspace.db import busy_timeout, check_deferred
 
-    with busy_timeout(INDEX_BUSY_MS):
+    with busy_timeout(INDEX_BUSY_MS), check_deferred():
         conn = open_index(ws)
     try:
         report = update_index(conn, ws, progress=progress)

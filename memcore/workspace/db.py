@@ -3,10 +3,13 @@
 Each module owns its tables and creates them with ``CREATE TABLE IF NOT EXISTS``.
 
 Only a database that is really corrupt is set aside: SQLite says so (``SQLITE_CORRUPT``,
-``SQLITE_NOTADB``) or ``PRAGMA quick_check`` finds a bad page (checked once per process per
-file, and again whenever its header changes). A database that is merely locked, read-only, on
-a full disk or failing with I/O errors is reported as that (:class:`DatabaseError`, or
-:class:`DatabaseLocked` with exit 75) and never moved. A corrupt file is linked to a unique
+``SQLITE_NOTADB``) or ``PRAGMA quick_check`` finds a bad page. The check runs when the file
+changed on disk since it was last checked (its state is kept in ``memcore.sqlite.checked``, so
+an unchanged file is not checked by every process), again after any query met a corrupt page
+(:func:`mark_suspect`, called by :func:`translate`), and is deferred on the hot paths (a
+search, a recording's fold: :func:`check_deferred`).
+A database that is merely locked, read-only, on a full disk or failing with I/O errors is
+reported as that (:class:`DatabaseError`, or :class:`DatabaseLocked` with exit 75) and never moved. A corrupt file is linked to a unique
 ``memcore.sqlite.corrupt-<UTC>-<pid>-<n>`` name under a quarantine lock (so concurrent
 commands never set aside the same file twice or to one name), then every table that is not a
 rebuildable cache (the journal, ledger, review queue, job and session state) is copied, row by
@@ -57,7 +60,8 @@ _KINDS = {
     3: "cannot be accessed (permission denied)",  # SQLITE_PERM
     23: "cannot be accessed (permission denied)",  # SQLITE_AUTH
 }
-_checked: dict[tuple[str, int, int], tuple[int, int]] = {}  # (path, dev, ino) -> (size, mtime)
+_checked: dict[tuple[str, int, int, int, int], bool] = {}  # file states checked here
+_defer: ContextVar[bool] = ContextVar("memcore_db_defer_check", default=False)
 
 _QUARANTINE_SCHEMA = """CREATE TABLE IF NOT EXISTS db_quarantines (
     id INTEGER PRIMARY KEY, at TEXT NOT NULL, aside TEXT NOT NULL, reason TEXT NOT NULL,
@@ -82,8 +86,12 @@ def translate(exc: sqlite3.Error, path: Path | str) -> DatabaseError:
     msg = str(exc)
     if base in _LOCKED or "locked" in msg.lower():
         return DatabaseLocked(f"database {path} is locked by another process; try again later")
-    if base in _CORRUPT:
-        return DatabaseError(f"database {path} is corrupt ({msg})")
+    if is_corrupt(exc):
+        mark_suspect(path)
+        return DatabaseError(
+            f"database {path} is corrupt ({msg}); the next command sets it aside and recovers "
+            "what it can"
+        )
     what = _KINDS.get(base or -1)
     if what is None:
         low = msg.lower()
@@ -145,24 +153,65 @@ def _open(path: Path) -> sqlite3.Connection:
     return conn
 
 
-def _header(path: Path) -> tuple[tuple[str, int, int], tuple[int, int]] | None:
-    """(file identity, (size, mtime)) from stat. Never open the file to read its header: closing
+def _identity(path: Path) -> tuple[str, int, int, int, int] | None:
+    """(path, device, inode, size, mtime) from stat. Never open the file to read it: closing
     any descriptor of a database file drops every POSIX lock SQLite holds on it in this
     process, and that corrupts WAL databases under concurrency."""
     try:
         st = os.stat(path)
     except OSError:
         return None
-    return (str(path), st.st_dev, st.st_ino), (st.st_size, st.st_mtime_ns)
+    return (str(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _stamp_path(path: Path) -> Path:
+    return path.with_name(path.name + ".checked")
+
+
+def _stamp(ident: tuple[str, int, int, int, int]) -> str:
+    return " ".join(map(str, ident[1:]))
+
+
+def _stamped(path: Path, ident: tuple[str, int, int, int, int]) -> bool:
+    try:
+        return _stamp_path(path).read_text(encoding="ascii").strip() == _stamp(ident)
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+@contextlib.contextmanager
+def check_deferred() -> Iterator[None]:
+    """Connections opened inside skip ``PRAGMA quick_check`` on a file not checked yet (the
+    hot paths: a search, a recording's fold); a corrupt page they meet still surfaces as an
+    error, which marks the file for the next check (see translate)."""
+    token = _defer.set(True)
+    try:
+        yield
+    finally:
+        _defer.reset(token)
+
+
+def mark_suspect(path: Path | str) -> None:
+    """Forget that ``path`` passed its check (a query met a corrupt page): the next open runs
+    ``PRAGMA quick_check`` again and sets the file aside if it fails."""
+    path = Path(path)
+    for key in [k for k in _checked if k[0] == str(path)]:
+        del _checked[key]
+    with contextlib.suppress(OSError):
+        _stamp_path(path).unlink()
 
 
 def _open_checked(path: Path) -> sqlite3.Connection:
-    """_open plus ``PRAGMA quick_check`` the first time this process sees the file (or it
-    changed on disk: a checkpoint, another file at the path); raises sqlite3.DatabaseError
-    when it is corrupt."""
+    """_open plus ``PRAGMA quick_check`` whenever the file changed on disk since its last
+    check (size, mtime, inode: recorded in ``<name>.checked``, so an unchanged file is checked
+    once, not by every process) and after mark_suspect. Raises sqlite3.DatabaseError when it
+    is corrupt."""
     conn = _open(path)
-    seen = _header(path)
-    if seen is None or _checked.get(seen[0]) == seen[1]:
+    ident = _identity(path)
+    if ident is None or ident in _checked or _defer.get():
+        return conn
+    if _stamped(path, ident):
+        _checked[ident] = True
         return conn
     try:
         rows = [r[0] for r in conn.execute("PRAGMA quick_check(5)").fetchall()]
@@ -174,7 +223,9 @@ def _open_checked(path: Path) -> sqlite3.Connection:
         err = sqlite3.DatabaseError("quick_check: " + "; ".join(map(str, rows))[:300])
         err.sqlite_errorcode = 11
         raise err
-    _checked[seen[0]] = seen[1]
+    _checked[ident] = True
+    with contextlib.suppress(OSError):  # best effort: a read-only folder checks every time
+        _stamp_path(path).write_text(_stamp(ident) + "\n", encoding="ascii")
     return conn
 
 
