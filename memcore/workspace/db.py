@@ -11,9 +11,10 @@ search, a recording's fold: :func:`check_deferred`).
 A database that is merely locked, read-only, on a full disk or failing with I/O errors is
 reported as that (:class:`DatabaseError`, or :class:`DatabaseLocked` with exit 75) and never
 moved. A corrupt file is linked to a unique ``memcore.sqlite.corrupt-<UTC>-<pid>-<n>`` name
-under a quarantine lock (so concurrent commands never set aside the same file twice or to one name), then every table that is not a
-rebuildable cache (the journal, ledger, review queue, job and session state) is copied, row by
-row where it can be read, into the fresh database; what could not be read is logged and kept
+under a quarantine lock (so concurrent commands never set aside the same file twice or to one
+name), then every table that is not a rebuildable cache (the journal, ledger, review queue, job
+and session state) is copied, row by row where it can be read, into the fresh database; what
+could not be read is logged and kept
 in ``db_quarantines`` for ``memory status``.
 """
 
