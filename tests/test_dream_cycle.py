@@ -191,19 +191,6 @@ def test_lossy_merge_waits_for_review_in_auto(ws: Workspace) -> None:
     assert '<!-- memcore:entry id="' in text  # the rewritten keeper keeps its id in a marker
 
 
-def test_decay_once_per_interval(ws: Workspace) -> None:
-    write(ws, marker("d", created="2026-01-01") + "- Old but important note.\n")
-    run(ws)
-    with tables.connect(ws) as conn:
-        assert ledger.load_rows(conn, ["d"])["d"].importance == pytest.approx(0.4)
-    run(ws, NOW + timedelta(hours=2))  # same day: no second decay
-    with tables.connect(ws) as conn:
-        assert ledger.load_rows(conn, ["d"])["d"].importance == pytest.approx(0.4)
-    run(ws, NOW + timedelta(hours=25))
-    with tables.connect(ws) as conn:
-        assert ledger.load_rows(conn, ["d"])["d"].importance == pytest.approx(0.32)
-
-
 def test_forget_reasons_pinned_kept_archive_recreated(ws: Workspace) -> None:
     old = "2025-01-01"
     write(

@@ -96,6 +96,7 @@ def cli(ctx: click.Context, verbose: bool) -> None:
 
     It records which daily-note snippets memory searches keep finding, promotes the best into
     MEMORY.md, consolidates long-term memory and turns finished sessions into short memories.
+    MEMCORE_NOW (ISO 8601) sets memcore's clock for every command: a testing and replay aid.
 
     \b
     Examples:
@@ -109,6 +110,14 @@ def cli(ctx: click.Context, verbose: bool) -> None:
         level=logging.INFO if verbose else logging.WARNING,
         format="memcore: %(message)s",
     )
+    from memcore.errors import InputError
+    from memcore.workspace.clock import fixed_now
+
+    try:
+        fixed_now()  # a bad MEMCORE_NOW is one line before any command runs
+    except InputError as exc:
+        click.echo(f"Error: {exc}", err=True)
+        ctx.exit(2)
     ctx.ensure_object(CliState)
 
 

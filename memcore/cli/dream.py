@@ -187,7 +187,7 @@ def _dream(
         if not plan.empty():
             click.echo("(report only: nothing was written; use --apply or --auto)", err=True)
         return
-    if plan.empty() and not plan.decays:
+    if plan.empty():
         if as_json:
             echo_json({"applied": False, "proposals": report.plan_json(plan)})
         else:
@@ -195,13 +195,10 @@ def _dream(
         return
     choices: dict[int, str] = {}
     try:
-        if plan.empty():
-            ok = True  # only decay to do: nothing to ask about
-        else:
-            click.echo("\n".join(report.report_lines(plan, with_prompt=False)))
-            for i, c in enumerate(plan.conflicts):
-                choices[i] = "skip" if yes else _ask_conflict(c)
-            ok = yes or _confirm(report.proposed_line(plan))
+        click.echo("\n".join(report.report_lines(plan, with_prompt=False)))
+        for i, c in enumerate(plan.conflicts):
+            choices[i] = "skip" if yes else _ask_conflict(c)
+        ok = yes or _confirm(report.proposed_line(plan))
     except click.Abort:
         ok = False
     if not ok:

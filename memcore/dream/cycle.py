@@ -116,7 +116,6 @@ def chosen_ops(
             resolved += 1
         else:
             queued.append(i)
-    ops.extend(plan.decays)
     ops.extend(p.op for p in plan.prunes)
     return merges, deferred, ops, resolved, queued
 

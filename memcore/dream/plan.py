@@ -257,7 +257,7 @@ def build_plan(
             continue
         m = sim[e.id]
         if "decay" in steps and i not in protected:  # entries waiting for a decision stay put
-            d = decayed(m, now, settings)
+            d = decayed(m, now, settings)  # shown, never stored: decay is a function of dates
             if d is not None:
                 plan.decays.append(
                     MetaOp(
@@ -268,7 +268,6 @@ def build_plan(
                         f"not accessed for more than {settings.decay_days:g} days",
                     )
                 )
-                m = sim[e.id] = d
         if "forget" in steps and i not in protected:
             why = forget_reason(m, e.text, now, settings)
             if why is not None:
