@@ -6,7 +6,16 @@ import json
 
 from memcore.workspace.core import Workspace
 from memcore.workspace.entries import parse
-from tests.conftest import held_lock, invoke
+from tests.conftest import held_lock
+from tests.conftest import invoke as _invoke
+
+#: The commands run on this date (MEMCORE_NOW): the entries' ages, and so their decay, stay fixed.
+TODAY = "2026-04-01T09:00:00Z"
+
+
+def invoke(ws: Workspace, *args: str, input: str | None = None):  # noqa: ANN201
+    return _invoke(ws, *args, input=input, env={"MEMCORE_NOW": TODAY})
+
 
 BODY = (
     "# Long-Term Memory\n\n"
@@ -44,7 +53,7 @@ def setup(ws: Workspace) -> None:
 def age() -> int:
     from datetime import UTC, datetime
 
-    return (datetime.now(UTC) - datetime(2025, 1, 1, tzinfo=UTC)).days
+    return (datetime(2026, 4, 1, 9, tzinfo=UTC) - datetime(2025, 1, 1, tzinfo=UTC)).days
 
 
 def test_report_shape_and_preview_writes_nothing(ws: Workspace) -> None:

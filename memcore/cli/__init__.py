@@ -27,6 +27,7 @@ COMMANDS: dict[str, str] = {
     "dreaming": "memcore.cli.dreaming:dreaming_cmd",
     "gateway": "memcore.cli.gateway:gateway_cmd",
     "history": "memcore.cli.history:history_group",
+    "import": "memcore.cli.imports:import_cmd",
     "init": "memcore.cli.init:init_cmd",
     "mcp": "memcore.cli.mcp:mcp_cmd",
     "memory": "memcore.cli.memory:memory_group",
