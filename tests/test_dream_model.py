@@ -70,7 +70,7 @@ def setup(ws: Workspace, url: str) -> None:
             conn,
             [
                 ledger.Meta(
-                    id=text_entry_id(KEEPER), importance=0.9, created_at="2026-01-01T00:00:00.000Z"
+                    id=text_entry_id(KEEPER), importance=0.9, created_at="2026-11-01T00:00:00.000Z"
                 )
             ],
         )

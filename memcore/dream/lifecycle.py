@@ -14,8 +14,8 @@ further ``decay_days``. Nothing is stored by the decay step: running the cycle e
 day or once a month gives the same importance, and therefore the same forgets and the same
 MEMORY.md, on the same date. A new access restores the base.
 
-Forget: idle past ``forget_days`` and an effective importance below
-``forget_below_importance``; or its type's retention has passed since creation; or confidence
+Forget: its type's retention has passed since creation; or idle past ``forget_days`` and an
+effective importance below ``forget_below_importance``; or confidence
 below 0.3 with nothing specific in it. Pinned entries neither decay nor go.
 """
 
@@ -81,6 +81,10 @@ def forget_reason(
     ``meta.importance`` is the base; the decayed importance is computed here."""
     if meta.pinned:
         return None
+    days = s.retention.get(meta.type)
+    age = days_between(now, parse_iso(meta.created_at))
+    if days is not None and age > days:
+        return ForgetReason("retention", f"{meta.type} is kept {days} days; this one is {int(age)}")
     idle = idle_days(meta, now)
     eff = importance_at(meta, now, s)
     if idle > s.forget_days and eff < s.forget_below_importance:
@@ -89,10 +93,6 @@ def forget_reason(
             f"not accessed for {int(idle)} days (> {s.forget_days:g}) and importance "
             f"{eff:.2f} < {s.forget_below_importance:g}",
         )
-    days = s.retention.get(meta.type)
-    age = days_between(now, parse_iso(meta.created_at))
-    if days is not None and age > days:
-        return ForgetReason("retention", f"{meta.type} is kept {days} days; this one is {int(age)}")
     if meta.confidence < LOW_CONFIDENCE and not details(text):
         return ForgetReason(
             "low_confidence",
