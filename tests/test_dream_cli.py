@@ -13,7 +13,7 @@ from tests.conftest import invoke as _invoke
 TODAY = "2026-04-01T09:00:00Z"
 
 
-def invoke(ws: Workspace, *args: str, input: str | None = None):  # noqa: ANN201
+def invoke(ws: Workspace, *args: str, input: str | None = None):
     return _invoke(ws, *args, input=input, env={"MEMCORE_NOW": TODAY})
 
 
