@@ -22,6 +22,12 @@ def import_cmd(file: Path, do_apply: bool, skip_invalid: bool, as_json: bool) ->
     Each row: text, type, scope, importance, confidence, pinned, created_at,
     last_accessed_at, access_count. Previews by default; --apply writes one journaled,
     undoable run. An invalid row stops the import unless --skip-invalid.
+
+    \b
+    Examples:
+      memcore import export.jsonl                  # preview, nothing written
+      memcore import export.json --apply           # one journaled run (memcore undo)
+      memcore import export.jsonl --apply --skip-invalid
     """
     import sys
 
