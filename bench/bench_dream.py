@@ -5,9 +5,9 @@
 Per backend, on the labelled evaluation workspace of bench/eval/: merge precision and recall
 over pairs (report level, and what --auto applies), near-miss false merges, contradictions
 merged, cross-scope merges, conflicts found, stale items forgotten, pinned items kept, and the
-share of questions still answerable from MEMORY.md after ``dream --auto``. With --sweep, a
-threshold sweep on the labelled pairs (the calibration). Speed: merge clustering of --n
-entries with the hashing backend (time and peak memory), and a whole ``memcore dream --auto``
+share of questions still answerable from MEMORY.md after ``dream --auto``, with the offline
+judge. Speed: a whole ``dream --auto`` (candidates, judge, merges) on --n synthetic entries with
+the hashing backend (wall time and peak RSS, in a fresh process), and ``memcore dream --auto``
 on examples/workspace.
 """
 
@@ -15,27 +15,25 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import resource
+import json
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
-import tracemalloc
-from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench" / "eval"))
 
-from build import build, labelled_pairs  # noqa: E402
+from build import build  # noqa: E402
 
 from memcore.dream import cycle, tables  # noqa: E402
 from memcore.dream import plan as planning  # noqa: E402
 from memcore.dream.settings import ConsolidationSettings  # noqa: E402
-from memcore.judge.contradict import contradiction  # noqa: E402
 from memcore.workspace.core import Workspace  # noqa: E402
 
 NOW = datetime(2026, 11, 30, 3, 0, tzinfo=UTC)
@@ -48,18 +46,18 @@ def _pairs_of_groups(groups: list[list[str]]) -> set[frozenset[str]]:
     return out
 
 
-def quality(backend: str, threshold: float | None = None) -> dict[str, float]:
+def quality(backend: str) -> dict[str, float]:
     tmp = Path(tempfile.mkdtemp(prefix="memcore-eval-"))
     try:
         lab = build(tmp / "ws", NOW)
         ws = Workspace(tmp / "ws")
-        s = ConsolidationSettings(embedder=backend, merge_threshold=threshold)
+        s = ConsolidationSettings(embedder=backend, judge="offline")
         steps = ("merge", "reconcile", "decay", "forget")
         with tables.connect(ws) as conn:
             plan = planning.build_plan(ws, now=NOW, steps=steps, conn=conn, settings=s)
         proposed = _pairs_of_groups([[m.keeper, *m.absorbed] for m in plan.merges])
         auto = _pairs_of_groups([[m.keeper, *m.absorbed] for m in plan.auto_merges()])
-        res = {"threshold": plan.threshold}
+        res: dict[str, Any] = {"judge": plan.judge}
         for name, pred in (("report", proposed), ("auto", auto)):
             tp = len(pred & lab.dup_pairs)
             res[f"{name}_precision"] = tp / len(pred) if pred else 1.0
@@ -96,48 +94,6 @@ def ledger_parse(text: str):  # type: ignore[no-untyped-def]
     from memcore.workspace.entries import parse
 
     return parse(text).entries
-
-
-def sweep(backend: str) -> list[tuple[float, float, float, float, float]]:
-    """(threshold, precision, recall, near-miss false-merge rate, paraphrase recall) per
-    threshold on the labelled pairs (pair level: cosine >= t, same scope, no contradiction)."""
-    tmp = Path(tempfile.mkdtemp(prefix="memcore-sweep-"))
-    try:
-        lab = build(tmp / "ws", NOW)
-        ws = Workspace(tmp / "ws")
-        from memcore.workspace.entries import parse
-
-        doc = parse(ws.memory_md.read_text(encoding="utf-8"))
-        ids = [e.id for e in doc.entries]
-        pos = {e: k for k, e in enumerate(ids)}
-        s = ConsolidationSettings(embedder=backend)
-        _emb, vecs = planning._embed([e.text for e in doc.entries], s, None, False)
-        pairs = labelled_pairs(lab)
-        rows = []
-        for t100 in range(45, 96, 1):
-            t = t100 / 100
-            tp = fp = fn = near_fp = para_tp = para_n = 0
-            near_n = sum(1 for *_, lbl in pairs if lbl == "near")
-            for a, b, lbl in pairs:
-                cos = float(vecs[pos[a]] @ vecs[pos[b]])
-                merged = (
-                    cos >= t
-                    and lbl != "xscope"
-                    and contradiction(lab.texts[a], lab.texts[b]) is None
-                )
-                dup = lbl in ("neardup", "para")
-                tp += merged and dup
-                fp += merged and not dup
-                fn += (not merged) and dup
-                near_fp += merged and lbl == "near"
-                if lbl == "para":
-                    para_n += 1
-                    para_tp += merged
-            prec = tp / (tp + fp) if tp + fp else 1.0
-            rows.append((t, prec, tp / (tp + fn), near_fp / near_n, para_tp / max(1, para_n)))
-        return rows
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def synthetic_texts(n: int, templated: bool) -> list[str]:
@@ -284,40 +240,47 @@ def _templated(n: int) -> list[str]:
     return texts
 
 
-def speed_cluster(n: int, templated: bool = False, measure_memory: bool = True) -> dict[str, float]:
-    """Merge clustering of ``n`` synthetic entries with the hashing backend."""
-    from memcore.dream.merge import Item, candidate_pairs, cluster
-    from memcore.search.embeddings.hashing import HashingEmbedder
-
-    texts = synthetic_texts(n, templated)
-    emb = HashingEmbedder()
-    t0 = time.perf_counter()
-    emb.fit(texts)
-    vecs = emb.embed(texts)
-    t_embed = time.perf_counter() - t0
-    items = [Item(f"e{k}", t) for k, t in enumerate(texts)]
-    t0 = time.perf_counter()
-    pairs = candidate_pairs(vecs, 0.56)
-    t_pairs = time.perf_counter() - t0
-    groups, _ = cluster(items, pairs, 0.56, vecs)
-    t_cluster = time.perf_counter() - t0
-    peak = 0.0
-    if measure_memory:  # a second pass under tracemalloc (it slows Python code down)
-        tracemalloc.start()
-        cluster(items, candidate_pairs(vecs, 0.56), 0.56, vecs)
-        peak = tracemalloc.get_traced_memory()[1] / 2**20
-        tracemalloc.stop()
-    return {
-        "n": n,
-        "embed_s": t_embed,
-        "pairs_s": t_pairs,
-        "cluster_s": t_cluster,
-        "pairs": len(pairs),
-        "groups": len(groups),
-        "peak_mb_cluster": peak,
-        "vectors_mb": vecs.nbytes / 2**20,
-        "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-    }
+def speed_dream(n: int, templated: bool = False) -> dict[str, Any]:
+    """``dream --auto`` (merge and reconcile with the offline judge) on ``n`` synthetic entries
+    with the hashing backend, in a fresh process: wall time and peak RSS."""
+    tmp = Path(tempfile.mkdtemp(prefix="memcore-speed-"))
+    try:
+        ws = tmp / "ws"
+        (ws / "memory").mkdir(parents=True)
+        body = "".join(f"- {t}\n" for t in synthetic_texts(n, templated))
+        (ws / "MEMORY.md").write_text("# Long-Term Memory\n\n" + body, encoding="utf-8")
+        (ws / "memcore.toml").write_text(
+            '[consolidation]\nembedder = "hashing"\njudge = "offline"\nmax_loss_fraction = 1\n',
+            encoding="utf-8",
+        )
+        code = (
+            "import json, resource, sys, time\n"
+            "from memcore.dream import cycle\n"
+            "from memcore.workspace.core import Workspace\n"
+            "t = time.perf_counter()\n"
+            "from pathlib import Path\n"
+            "res = cycle.run_cycle(Workspace(Path(sys.argv[1])), mode='auto',"
+            " steps=('merge', 'reconcile'))\n"
+            "print(json.dumps({'wall_s': time.perf_counter() - t,"
+            " 'maxrss_mb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,"
+            " 'merged': res['merged'], 'superseded': res['superseded'],"
+            " 'conflicts': res['conflicts'], 'queued': res['reviewPending'],"
+            " 'overflow': res['reviewOverflow'], 'candidates': res['candidates']}))\n"
+        )
+        proc = subprocess.run(
+            [sys.executable, "-c", code, str(ws)],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            check=False,
+        )
+        if proc.returncode != 0:
+            raise RuntimeError(proc.stderr.strip().splitlines()[-1])
+        out: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+        out["n"] = n
+        return out
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def speed_example() -> dict[str, float]:
@@ -350,7 +313,6 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--backends", default="hashing,minilm")
     ap.add_argument("--n", type=int, default=20000)
-    ap.add_argument("--sweep", action="store_true")
     ap.add_argument("--skip-speed", action="store_true")
     args = ap.parse_args()
     for backend in [b.strip() for b in args.backends.split(",") if b.strip()]:
@@ -360,8 +322,7 @@ def main() -> None:
             print(f"[{backend}] skipped: {exc}")
             continue
         print(
-            f"[{backend}] threshold={q['threshold']:.2f} entries "
-            f"{q['entries_before']} -> {q['entries_after']}"
+            f"[{backend}] judge={q['judge']} entries {q['entries_before']} -> {q['entries_after']}"
         )
         for k in ("report", "auto"):
             print(
@@ -378,20 +339,15 @@ def main() -> None:
             f"{q['stale_forgotten']:.1%} pinned kept={q['pinned_kept']:.1%} "
             f"merged={q['merged_auto']}"
         )
-        if args.sweep:
-            print("  sweep: t precision recall near-miss-FM para-recall")
-            for t, p, r, nf, pr in sweep(backend):
-                print(f"    {t:.2f} {p:.3f} {r:.3f} {nf:.3f} {pr:.3f}")
     if not args.skip_speed:
-        for templated in (False, True):
-            sp = speed_cluster(args.n, templated=templated, measure_memory=not templated)
-            kind = "templated (adversarial)" if templated else "varied"
-            mem = f", peak traced {sp['peak_mb_cluster']:.0f} MB" if not templated else ""
+        for n in sorted({300, args.n}):
+            sp = speed_dream(n)
             print(
-                f"[speed] hashing merge clustering, {kind} n={sp['n']}: candidate pairs "
-                f"{sp['pairs_s']:.2f}s + clustering = {sp['cluster_s']:.2f}s ({sp['pairs']} pairs, "
-                f"{sp['groups']} groups{mem}; vectors {sp['vectors_mb']:.0f} MB, maxrss "
-                f"{sp['maxrss_mb']:.0f} MB); embedding {sp['embed_s']:.2f}s"
+                f"[speed] dream --auto (merge, reconcile; offline judge, hashing) n={sp['n']}: "
+                f"{sp['wall_s']:.2f}s wall, peak RSS {sp['maxrss_mb']:.0f} MB; "
+                f"{sp['candidates']} candidate pairs, merged {sp['merged']}, superseded "
+                f"{sp['superseded']}, conflicts {sp['conflicts']} (queued {sp['queued']}, "
+                f"over the cap {sp['overflow']})"
             )
         ex = speed_example()
         if ex:
@@ -404,5 +360,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    replace  # noqa: B018 - keep import for readers extending settings
     main()

@@ -19,9 +19,9 @@ def invoke(ws: Workspace, *args: str, input: str | None = None):
 
 BODY = (
     "# Long-Term Memory\n\n"
-    '<!-- memcore:entry id="dup1" created="2026-01-01" -->\n'
+    '<!-- memcore:entry id="dup1" created="2026-02-01" -->\n'
     "- The cache TTL is 300 seconds.\n"
-    '<!-- memcore:entry id="dup2" created="2026-02-01" -->\n'
+    '<!-- memcore:entry id="dup2" created="2026-01-01" -->\n'
     "- The cache TTL is 300 seconds!\n"
     '<!-- memcore:entry id="portA" created="2026-01-01" -->\n'
     "- The API server listens on port 8080.\n"

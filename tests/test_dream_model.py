@@ -1,20 +1,23 @@
-"""Merges that would lose a detail, with a model configured: a real HTTP server on 127.0.0.1
-speaking the Chat Completions protocol writes the merged text."""
+"""The dream cycle with a model judge: a real HTTP server on 127.0.0.1 speaking the Chat
+Completions protocol (tests/chat_server.py) answers the judge's pairs and writes merged texts;
+memcore validates every answer before anything is applied."""
 
 from __future__ import annotations
 
 import json
-import threading
-from collections.abc import Iterator
-from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import ClassVar
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 
-from memcore.dream import cycle, review, tables
+from memcore.dream import cycle, tables
+from memcore.errors import ConfigError
+from memcore.recall import ledger
 from memcore.workspace.core import Workspace
 from memcore.workspace.entries import parse
+from memcore.workspace.markdown import text_entry_id
+from tests.chat_server import ChatServer, Reply, chat_server
 
 NOW = datetime(2026, 11, 30, 3, 0, tzinfo=UTC)
 STEPS = ("merge", "reconcile", "decay", "forget")
@@ -22,80 +25,103 @@ KEEPER = "The build uses pytest for tests and ruff for lint."
 OTHER = "The build uses pytest for tests and ruff for lint at /srv/app/pyproject.toml."
 
 
-class _Handler(BaseHTTPRequestHandler):
-    answer = ""
-    seen: ClassVar[list[dict]] = []
+def judging(verdict: str, merged: str | None = None) -> Callable[[dict[str, Any]], Reply]:
+    """A model that answers every pair of a judge request with ``verdict`` (and ``merged``)."""
 
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        type(self).seen.append(body)
-        out = {
-            "model": body["model"],
-            "choices": [{"message": {"content": json.dumps({"text": type(self).answer})}}],
-            "usage": {"prompt_tokens": 10, "completion_tokens": 5},
-        }
-        data = json.dumps(out).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+    def reply(request: dict[str, Any]) -> Reply:
+        doc = json.loads(request["messages"][-1]["content"])
+        if "pairs" not in doc:  # a merged-text request
+            return Reply(content=json.dumps({"text": merged}))
+        items = [
+            {
+                "pair": p["pair"],
+                "verdict": verdict,
+                "reason": "model",
+                "confidence": 0.9,
+                "newer": "b",
+                "merged_text": merged,
+            }
+            for p in doc["pairs"]
+        ]
+        return Reply(content=json.dumps({"judgements": items}))
 
-    def log_message(self, *args: object) -> None:
-        pass
+    return reply
 
 
 @pytest.fixture
-def server() -> Iterator[str]:
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    t = threading.Thread(target=srv.serve_forever, daemon=True)
-    t.start()
-    _Handler.seen = []
-    try:
-        yield f"http://127.0.0.1:{srv.server_address[1]}/v1"
-    finally:
-        srv.shutdown()
-        srv.server_close()
-        t.join()
+def server() -> Iterator[ChatServer]:
+    with chat_server() as srv:
+        yield srv
 
 
 def setup(ws: Workspace, url: str) -> None:
     ws.config_path.write_text(f'[llm]\nbase_url = "{url}"\nmodel = "tiny"\n', encoding="utf-8")
-    from memcore.recall import ledger
-    from memcore.workspace.markdown import text_entry_id
-
     ws.memory_md.write_text(f"# M\n\n- {KEEPER}\n- {OTHER}\n", encoding="utf-8")
     with tables.connect(ws) as conn:
         ledger.save(
             conn,
-            [
-                ledger.Meta(
-                    id=text_entry_id(KEEPER), importance=0.9, created_at="2026-11-01T00:00:00.000Z"
-                )
-            ],
+            [ledger.Meta(id=text_entry_id(KEEPER), importance=0.9, created_at="2026-11-01")],
         )
 
 
-def test_model_text_that_keeps_every_detail_is_applied_by_auto(ws: Workspace, server: str) -> None:
-    setup(ws, server)
-    _Handler.answer = (
-        "Tests run with pytest and lint with ruff, configured in /srv/app/pyproject.toml."
-    )
+def texts(ws: Workspace) -> list[str]:
+    return [e.text for e in parse(ws.memory_md.read_text(encoding="utf-8")).entries]
+
+
+def test_model_text_that_keeps_every_detail_is_applied_by_auto(
+    ws: Workspace, server: ChatServer
+) -> None:
+    setup(ws, server.url)
+    written = "Tests run with pytest and lint with ruff, configured in /srv/app/pyproject.toml."
+    server.default = judging("same", written)
     res = cycle.run_cycle(ws, now=NOW, steps=STEPS, keep_plan=True)
     assert json.dumps({k: v for k, v in res.items() if k != "plan"})
     assert res["merged"] == 1 and res["mergesDeferred"] == 0
-    assert res["plan"].model == "tiny" and res["plan"].merges[0].by_model
-    entries = parse(ws.memory_md.read_text(encoding="utf-8")).entries
-    assert [e.text for e in entries] == [_Handler.answer]
-    assert _Handler.seen and _Handler.seen[0]["model"] == "tiny"
-    assert OTHER in json.loads(_Handler.seen[0]["messages"][1]["content"])["entries"]
+    plan = res["plan"]
+    assert plan.model == "tiny" and plan.judge.startswith("model-1") and plan.merges[0].by_model
+    assert texts(ws) == [written]
+    sent = json.loads(server.requests[0]["messages"][-1]["content"])
+    assert {sent["pairs"][0]["a"]["text"], sent["pairs"][0]["b"]["text"]} == {KEEPER, OTHER}
 
 
-def test_model_text_that_drops_a_detail_waits_for_review(ws: Workspace, server: str) -> None:
-    setup(ws, server)
-    _Handler.answer = "Tests run with pytest and lint with ruff."
+def test_model_text_that_drops_a_detail_is_not_used(ws: Workspace, server: ChatServer) -> None:
+    setup(ws, server.url)
+    server.default = judging("same", "Tests run with pytest and lint with ruff.")
+    res = cycle.run_cycle(ws, now=NOW, steps=STEPS, keep_plan=True)
+    # the model's text lost the path: memcore's own lossless text is used instead
+    assert res["merged"] == 1 and not res["plan"].merges[0].by_model
+    assert "/srv/app/pyproject.toml" in texts(ws)[0] and len(texts(ws)) == 1
+
+
+def test_garbage_and_timeouts_skip_pairs_and_apply_nothing(
+    ws: Workspace, server: ChatServer
+) -> None:
+    setup(ws, server.url)
+    before = ws.memory_md.read_bytes()
+    server.default = lambda request: Reply(content="I think they are the same!")
     res = cycle.run_cycle(ws, now=NOW, steps=STEPS)
-    assert res["merged"] == 0 and res["mergesDeferred"] == 1
-    assert len(parse(ws.memory_md.read_text(encoding="utf-8")).entries) == 2
-    item = review.pending(ws)[0]
-    assert "/srv/app/pyproject.toml" in item["text"]  # the deterministic combination
+    assert res["merged"] == 0 and res["skippedPairsTotal"] == 1
+    assert "not JSON" in res["skippedPairs"][0]["reason"]
+    assert ws.memory_md.read_bytes() == before
+    asked = len(server.requests)
+    server.default = judging("related")
+    res = cycle.run_cycle(ws, now=NOW + timedelta(hours=1), steps=STEPS)
+    assert len(server.requests) > asked  # a skipped pair is asked again, never cached
+    assert res["skippedPairsTotal"] == 0 and res["merged"] == 0
+
+
+def test_second_run_with_nothing_new_makes_no_model_call(ws: Workspace, server: ChatServer) -> None:
+    setup(ws, server.url)
+    server.default = judging("related")
+    cycle.run_cycle(ws, now=NOW, steps=STEPS)
+    asked = len(server.requests)
+    assert asked >= 1
+    cycle.run_cycle(ws, now=NOW + timedelta(days=1), steps=STEPS)
+    assert len(server.requests) == asked
+
+
+def test_model_judge_without_a_model_is_one_config_error(ws: Workspace) -> None:
+    ws.config_path.write_text('[consolidation]\njudge = "model"\n', encoding="utf-8")
+    ws.memory_md.write_text(f"# M\n\n- {KEEPER}\n- {OTHER}\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"judge = 'model' needs a model"):
+        cycle.run_cycle(ws, now=NOW, steps=STEPS)

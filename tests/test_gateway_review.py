@@ -16,8 +16,11 @@ from tests.test_gateway_helpers import gateway
 NOW = datetime(2026, 11, 30, 3, 0, tzinfo=UTC)
 PORT_OLD = "The API server listens on port 8080."
 PORT_NEW = "The API server listens on port 9090."
-LINT = "The build uses pytest for tests and ruff for lint."
-LINT_PATH = "The build uses pytest for tests and ruff for lint at /srv/app/pyproject.toml."
+LINT = "Deploys use Argo CD."
+LINT_PATH = (  # no one-statement text keeps both when the short one is the keeper
+    "Deploys use Argo CD, synced from the gitops repo every 3 minutes, with manual approval "
+    "for prod, and Slack alerts in #deploys."
+)
 
 
 def marker(eid: str, created: str) -> str:
@@ -36,6 +39,14 @@ def queue_conflict(ws: Workspace, *, lossy_merge: bool = False) -> None:
     if lossy_merge:
         body += f"- {LINT}\n- {LINT_PATH}\n"
     ws.memory_md.write_text(body, encoding="utf-8")
+    if lossy_merge:
+        from memcore.dream import tables
+        from memcore.recall import ledger
+        from memcore.workspace.markdown import text_entry_id
+
+        with tables.connect(ws) as conn:
+            keeper = ledger.Meta(id=text_entry_id(LINT), importance=0.9, created_at=str(NOW.date()))
+            ledger.save(conn, [keeper])
     res = cycle.run_cycle(ws, now=NOW, mode="auto")
     assert res["reviewPending"] == (2 if lossy_merge else 1)
 
@@ -81,7 +92,7 @@ def test_review_merge_apply_and_reject(ws: Workspace) -> None:
         merge = next(i for i in items if i["kind"] == "merge")
         conflict = next(i for i in items if i["kind"] == "conflict")
         assert merge["choices"] == ["apply", "reject", "skip"]
-        assert "/srv/app/pyproject.toml" in merge["text"]
+        assert "#deploys" in merge["text"]
 
         wrong = client.post("/api/review", json={"item": merge["itemId"], "choice": "a"})
         assert wrong.status_code == 400 and "not allowed for a merge" in wrong.json()["error"]
@@ -92,7 +103,7 @@ def test_review_merge_apply_and_reject(ws: Workspace) -> None:
         assert res.status_code == 200, res.text
         assert client.get("/api/review").json()["items"] == []
     text = ws.memory_md.read_text(encoding="utf-8")
-    assert "/srv/app/pyproject.toml" in text and PORT_OLD in text and PORT_NEW not in text
+    assert "#deploys" in text and PORT_OLD in text and PORT_NEW not in text
     assert len(ids(ws)) == 2
 
 

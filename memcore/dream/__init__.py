@@ -17,7 +17,7 @@ if TYPE_CHECKING:
         preview,
         run_cycle,
     )
-    from memcore.dream.merge import Item, candidate_pairs, cluster, combined_text
+    from memcore.dream.imports import apply_import, read_import
     from memcore.dream.plan import STEPS, Plan, build_plan
     from memcore.dream.setmeta import set_entry
     from memcore.dream.settings import ConsolidationSettings, consolidation_settings
@@ -27,17 +27,15 @@ __all__ = [
     "RESULT_KEYS",
     "STEPS",
     "ConsolidationSettings",
-    "Item",
     "Plan",
+    "apply_import",
     "apply_plan",
     "build_plan",
-    "candidate_pairs",
-    "cluster",
-    "combined_text",
     "consolidation_settings",
     "last_run_at",
     "parse_steps",
     "preview",
+    "read_import",
     "reverse_text",
     "run_cycle",
     "set_entry",
@@ -55,7 +53,7 @@ __getattr__, __dir__ = lazy_exports(
             "preview",
             "run_cycle",
         ),
-        "merge": ("Item", "candidate_pairs", "cluster", "combined_text"),
+        "imports": ("apply_import", "read_import"),
         "plan": ("STEPS", "Plan", "build_plan"),
         "setmeta": ("set_entry",),
         "settings": ("ConsolidationSettings", "consolidation_settings"),

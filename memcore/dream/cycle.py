@@ -5,7 +5,8 @@ proposes every change without writing anything. :func:`apply_plan` applies a pla
 workspace lock, checking first that MEMORY.md is still the text the plan was made from.
 :func:`run_cycle` is the unattended path (``--auto``, the scheduler,
 ``POST /api/memories/dream``): plan and apply in one locked step; conflicts and detail-losing
-merges go to the review queue.
+merges go to the review queue, at most ``REVIEW_LIMIT`` new items a run (most confident first;
+the rest are counted in ``reviewOverflow`` and proposed again by later runs).
 """
 
 from __future__ import annotations
@@ -63,7 +64,9 @@ def conflict_payload(c: ConflictProposal, plan: Plan) -> dict[str, Any]:
         "b": {"id": c.b, "text": c.b_text, "raw": c.b_raw, "meta": plan.metas[c.b].to_json()},
         "topic": c.topic,
         "reason": c.reason,
-        "suggested": "a",
+        "suggested": c.suggested,
+        "verdict": c.verdict,
+        "confidence": round(c.confidence, 3),
         "similarity": round(c.similarity, 4),
     }
 
@@ -76,6 +79,8 @@ def merge_payload(m: MergeProposal, plan: Plan) -> dict[str, Any]:
         "text": m.text,
         "missing": m.missing,
         "similarity": round(m.similarity, 4),
+        "confidence": round(m.similarity, 3),
+        "reason": m.reason,
         "keeperAfter": op.keeper_after.to_json(),
         "metas": {k: v.to_json() for k, v in op.absorbed_metas.items()},
     }
@@ -93,6 +98,9 @@ def conflict_op(c: ConflictProposal, plan: Plan, winner: str) -> RemoveOp:
     )
 
 
+#: New review items one run may queue (most confident first); the rest are counted.
+REVIEW_LIMIT = 50
+
 #: A run that touches at most this many entries is never refused by the loss bound (so a
 #: small MEMORY.md can still have one duplicate merged).
 LOSS_FLOOR = 3
@@ -107,6 +115,7 @@ def chosen_ops(
     merges = plan.merges if mode == "apply" else plan.auto_merges()
     deferred = [] if mode == "apply" else plan.deferred_merges()
     ops: list[Op] = [m.op for m in merges]
+    ops.extend(s.op for s in plan.supersedes)
     resolved = 0
     queued: list[int] = []
     for i, c in enumerate(plan.conflicts):
@@ -176,10 +185,18 @@ def apply_plan(
     merges, deferred, ops, resolved, queued = chosen_ops(plan, mode, choices)
     if not allow_loss:
         loss_check(plan, ops)
-    queue: list[tuple[str, dict[str, Any]]] = [("merge", merge_payload(m, plan)) for m in deferred]
-    queue += [("conflict", conflict_payload(plan.conflicts[i], plan)) for i in queued]
+    ranked: list[tuple[float, str, dict[str, Any]]] = [
+        (m.similarity, "merge", merge_payload(m, plan)) for m in deferred
+    ]
+    ranked += [
+        (plan.conflicts[i].confidence, "conflict", conflict_payload(plan.conflicts[i], plan))
+        for i in queued
+    ]
+    ranked.sort(key=lambda r: -r[0])  # most confident first (a stable sort keeps plan order)
+    queue = [(kind, payload) for _conf, kind, payload in ranked]
     counters = {
         "merged": sum(len(m.absorbed) for m in merges),
+        "superseded": len(plan.supersedes),
         "conflicts": len(plan.conflicts),
         "conflictsResolved": resolved,
         "conflictsSkipped": len(plan.conflicts) - resolved,
@@ -206,9 +223,11 @@ def apply_plan(
             trigger=trigger,
             check=lambda before, after: check_growth(before, after, budget),
         )
-        review_mod.queue(conn, queue, run_id, now)
+        _added, overflow = review_mod.queue(conn, queue, run_id, now, limit=REVIEW_LIMIT)
         waiting = review_mod.pending_count(conn)
-    return _result(plan, applied, counters, now, started, waiting, mode)
+    out = _result(plan, applied, counters, now, started, waiting, mode)
+    out["reviewOverflow"] = overflow
+    return out
 
 
 def _result(
@@ -229,7 +248,10 @@ def _result(
         "forgotten": counters["forgotten"],
         "remaining": applied.remaining
         if applied
-        else len(plan.doc.entries) - counters["merged"] - counters["forgotten"],
+        else len(plan.doc.entries)
+        - counters["merged"]
+        - counters.get("superseded", 0)
+        - counters["forgotten"],
         "durationMs": round((time.perf_counter() - started) * 1000, 1),
         "ranAt": iso_ms(now),
         "runId": applied.run_id if applied else None,
@@ -239,8 +261,13 @@ def _result(
         "conflictsSkipped": counters.get("conflictsSkipped", counters["conflicts"]),
         "mergesDeferred": counters.get("mergesDeferred", 0),
         "reviewPending": waiting,
+        "superseded": counters.get("superseded", len(plan.supersedes)),
         "backend": plan.backend,
-        "threshold": plan.threshold,
+        "judge": plan.judge,
+        "model": plan.model,
+        "candidates": plan.candidates,
+        "skippedPairs": plan.skipped[:20],
+        "skippedPairsTotal": len(plan.skipped),
         "warnings": plan.warnings
         + [
             f"promotion of {h['key']} held back: {h['reason']}"
@@ -261,6 +288,7 @@ def _result(
 def preview_counters(plan: Plan) -> dict[str, Any]:
     return {
         "merged": sum(len(m.absorbed) for m in plan.merges),
+        "superseded": len(plan.supersedes),
         "conflicts": len(plan.conflicts),
         "decayed": len(plan.decays),
         "forgotten": len(plan.prunes),

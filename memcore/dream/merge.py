@@ -1,175 +1,170 @@
-"""Merge planning: similar pairs block by block, greedy clusters around keepers, merged text.
+"""Merge clusters from ``same`` verdicts: who joins whom, and the merged entry's text.
 
-Pure functions of their inputs. Memory stays bounded: similarities are computed for a block of
-rows at a time and only pairs above the threshold are kept (never an n x n matrix). For many
-wide vectors, a fixed random projection to 256 dimensions finds the candidates first and the
-exact cosine confirms them.
+Pure functions of their inputs. A cluster grows from the judge's ``same`` pairs, most confident
+first, and never transitively past a disagreement: two entries join only when no pair of the
+joined cluster was judged anything but ``same`` (a ``related`` or ``supersedes`` verdict between
+two members keeps their clusters apart), the scopes are equal (the validator refuses anything
+else) and the cluster stays small (``MAX_CLUSTER``). ``type`` is no wall: two entries stating
+one fact under two types merge (the keeper's type stays).
 
-Clustering is greedy against keepers, never transitive: entries are visited in keeper order
-(pinned, importance, the more public scope, the earlier creation) and each joins the most
-similar keeper it may join — same type, same scope, not pinned, no contradiction with any
-member — or becomes a keeper itself. An absorbed entry is never a keeper, so A -> B -> C chains
-cannot lose A.
+The text: with a model, the model's (the pair's ``merged_text``, or one written for the
+cluster); else, or when the model's text drops a detail, the offline lossless text
+(:func:`memcore.judge.merge_text.merge_text`). :func:`memcore.judge.validate.check_merge`
+decides: ``apply`` (every detail kept: safe for ``--auto``) or ``review``.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-import numpy as np
+from memcore.judge.analysis import Analyzer
+from memcore.judge.merge_text import choose_keeper, merge_text
+from memcore.judge.protocol import EntryView, Judgement, Verdict
+from memcore.judge.validate import REJECT, Check, check_merge, missing_details
 
-from memcore.judge.contradict import contradiction, unique_content, unique_details
-from memcore.judge.neighbours import candidate_pairs, exact_dots
+MAX_CLUSTER = 6
 
-__all__ = ["Item", "MergeGroup", "candidate_pairs", "cluster", "combined_text", "exact_dots"]
-
-SCOPE_RANK = {"global": 0, "project": 1, "session": 2}
-MAX_TRIES = 4  # keepers an entry tries to join, most similar first
-
-
-@dataclass
-class Item:
-    """What merge planning needs of one entry."""
-
-    id: str
-    text: str
-    type: str = "unknown"
-    scope: str = "global"
-    pinned: bool = False
-    importance: float = 0.5
-    created_at: str = ""
+#: writes a merged text for (keeper, others) with a model, or None
+ModelText = Callable[[str, Sequence[str]], str | None]
 
 
 @dataclass
-class MergeGroup:
-    """One keeper and the entries it absorbs. ``lossy``: an absorbed entry holds details or
-    content the keeper lacks, so the merged text combines them and a human (or model) decides."""
+class Cluster:
+    """Members (indexes) of one ``same`` cluster, the judge's confidence and reasons."""
+
+    members: list[int]
+    confidence: float
+    reasons: list[str] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)  # merged texts the judge proposed
+
+
+@dataclass
+class MergeDraft:
+    """What a cluster becomes: the keeper, the absorbed entries, the text and its check."""
 
     keeper: int
     absorbed: list[int]
-    sims: list[float]
-    lossy: bool = False
+    text: str
+    check: Check
+    confidence: float
+    reason: str
+    by_model: bool = False
     missing: dict[int, list[str]] = field(default_factory=dict)
 
 
-def keeper_order(items: Sequence[Item]) -> list[int]:
-    """Indexes in keeper order: pinned first (they are never absorbed), then higher importance,
-    the more public scope, the earlier created_at, the earlier position."""
-    return sorted(
-        range(len(items)),
-        key=lambda i: (
-            not items[i].pinned,
-            -round(items[i].importance, 6),
-            SCOPE_RANK.get(items[i].scope, 3),
-            items[i].created_at or "~",
-            i,
-        ),
-    )
-
-
-def cluster(
-    items: Sequence[Item],
-    pairs: Sequence[tuple[int, int, float]],
-    threshold: float,
-    vecs: np.ndarray | None = None,
-) -> tuple[list[MergeGroup], list[tuple[int, int, float, str]]]:
-    """Greedy clusters of ``items`` from candidate ``pairs`` at ``threshold``.
-
-    Returns the merge groups (keepers with at least one absorbed entry) and the pairs above the
-    threshold that were kept apart because they contradict (for reconcile).
-    """
-    neigh: dict[int, list[tuple[int, float]]] = {}
-    for i, j, s in pairs:
-        if s >= threshold:
-            neigh.setdefault(i, []).append((j, s))
-            neigh.setdefault(j, []).append((i, s))
-    order = keeper_order(items)
-    rank = {idx: r for r, idx in enumerate(order)}
-    keeper_of: dict[int, int] = {}
+def clusters(
+    views: Sequence[EntryView],
+    judged: Sequence[tuple[int, int, Judgement]],
+) -> list[Cluster]:
+    """Clusters of ``same`` pairs (see the module docstring), most confident first."""
+    parent = list(range(len(views)))
     members: dict[int, list[int]] = {}
-    groups: dict[int, MergeGroup] = {}
-    refused: list[tuple[int, int, float, str]] = []
-    for idx in order:
-        it = items[idx]
-        best: tuple[float, int] | None = None
-        if not it.pinned:
-            tried: set[int] = set()
-            for other, sim in sorted(neigh.get(idx, ()), key=lambda p: (-p[1], rank[p[0]])):
-                if len(tried) >= MAX_TRIES:
-                    break
-                if rank[other] > rank[idx]:
-                    continue  # only earlier keepers can absorb
-                kp = keeper_of[other]
-                if kp != other:  # a neighbour already absorbed: try its keeper instead
-                    if vecs is None or kp in tried:
-                        continue
-                    sim = float(vecs[idx] @ vecs[kp])
-                    if sim < threshold:
-                        continue
-                    other = kp
-                if other in tried:
-                    continue
-                tried.add(other)
-                k = items[other]
-                if k.type != it.type or k.scope != it.scope:
-                    continue
-                why = None
-                group = members.get(other, [other])
-                for m in group[:6] if len(group) > 6 else group:  # the keeper and the first five
-                    why = contradiction(items[m].text, it.text)
-                    if why:
-                        break
-                if why:
-                    refused.append((other, idx, sim, why))
-                    continue
-                best = (sim, other)
-                break
-        if best is None:
-            keeper_of[idx] = idx
-            members[idx] = [idx]
+    apart: set[tuple[int, int]] = set()
+    for i, j, jd in judged:
+        if jd.verdict is not None and jd.verdict is not Verdict.SAME:
+            apart.add((min(i, j), max(i, j)))
+
+    def root(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    conf: dict[int, float] = {}
+    reasons: dict[int, list[str]] = {}
+    texts: dict[int, list[str]] = {}
+    same = [(i, j, jd) for i, j, jd in judged if jd.verdict is Verdict.SAME]
+    same.sort(key=lambda p: (-p[2].confidence, p[0], p[1]))
+    for i, j, jd in same:
+        if views[i].scope != views[j].scope:
             continue
-        sim, k_idx = best
-        keeper_of[idx] = k_idx
-        members[k_idx].append(idx)
-        g = groups.setdefault(k_idx, MergeGroup(keeper=k_idx, absorbed=[], sims=[]))
-        g.absorbed.append(idx)
-        g.sims.append(sim)
-    out = []
-    for g in groups.values():
-        keeper_text = items[g.keeper].text
-        for a in g.absorbed:
-            miss = unique_details(items[a].text, keeper_text)
-            extra = [w for w in unique_content(items[a].text, keeper_text) if len(w) > 3]
-            if miss or len(extra) >= 2:
-                g.missing[a] = miss + extra
-                g.lossy = True
-        out.append(g)
-    out.sort(key=lambda g: rank[g.keeper])
-    return out, refused
+        ri, rj = root(i), root(j)
+        if ri == rj:
+            continue
+        mi, mj = members.get(ri, [ri]), members.get(rj, [rj])
+        if len(mi) + len(mj) > MAX_CLUSTER:
+            continue
+        if any((min(x, y), max(x, y)) in apart for x in mi for y in mj):
+            continue
+        if sum(views[m].pinned for m in mi + mj) > 1:
+            continue  # two pinned entries never merge: one would go
+        parent[rj] = ri
+        members[ri] = mi + mj
+        members.pop(rj, None)
+        conf[ri] = min(conf.get(ri, 1.0), conf.get(rj, 1.0), jd.confidence)
+        reasons[ri] = reasons.get(ri, []) + reasons.pop(rj, []) + [jd.reason]
+        texts[ri] = (
+            texts.get(ri, []) + texts.pop(rj, []) + ([jd.merged_text] if jd.merged_text else [])
+        )
+    out = [
+        Cluster(sorted(m), conf.get(r, 0.0), reasons.get(r, []), texts.get(r, []))
+        for r, m in members.items()
+        if len(m) > 1
+    ]
+    out.sort(key=lambda c: (-c.confidence, c.members))
+    return out
 
 
-_SENT_SPLIT_RE = re.compile(r"(?<=[.!?;])\s+")
-
-
-def combined_text(keeper: str, absorbed: Sequence[str]) -> str:
-    """Deterministic merged text: the keeper, plus each absorbed sentence that carries a detail
-    or content the text so far lacks (nothing unique is dropped)."""
-    text = keeper.rstrip()
-    for other in absorbed:
-        for sent in _SENT_SPLIT_RE.split(other.strip()):
-            sent = sent.strip()
-            if not sent:
-                continue
-            if (
-                unique_details(sent, text)
-                or len([w for w in unique_content(sent, text) if len(w) > 3]) >= 1
-            ):
-                if not unique_details(text, sent) and not unique_content(text, sent):
-                    text = sent  # the sentence says all the text so far says, and more
-                    continue
-                if text and text[-1] not in ".!?;:。":
-                    text += "."
-                text += " " + sent
+def joined(keeper: str, others: Sequence[str], analyzer: Analyzer) -> str:
+    """The keeper followed by every other text that holds a detail the text so far lacks."""
+    text = keeper.strip()
+    for other in others:
+        if missing_details([other], text, analyzer):
+            text = text.rstrip() + ("" if text.endswith((".", "!", "?", "。")) else ".")
+            text += " " + other.strip()
     return text
+
+
+def keeper_of(group: Sequence[EntryView], analyzer: Analyzer) -> EntryView:
+    """The member a merge keeps: the pinned one, else the more important, else the one naming
+    the most details (:func:`memcore.judge.merge_text.choose_keeper`: then the newest)."""
+    top = max(m.importance for m in group if not any(g.pinned for g in group) or m.pinned)
+    best = [
+        m for m in group if m.importance == top and (m.pinned or not any(g.pinned for g in group))
+    ]
+    return choose_keeper(best, analyzer)
+
+
+def draft(
+    c: Cluster,
+    views: Sequence[EntryView],
+    analyzer: Analyzer,
+    model_text: ModelText | None = None,
+) -> MergeDraft | None:
+    """The merge a cluster becomes, checked; None when the validator rejects it outright."""
+    group = [views[m] for m in c.members]
+    keeper = keeper_of(group, analyzer)
+    k = c.members[group.index(keeper)]
+    others = [m for m in c.members if m != k]
+    other_texts = [views[m].text for m in others]
+    proposals: list[tuple[str, bool]] = []
+    if model_text is not None:
+        written = c.texts[0] if len(c.members) == 2 and c.texts else None
+        if written is None:
+            written = model_text(keeper.text, other_texts)
+        if written:
+            proposals.append((" ".join(written.split()), True))
+    offline = merge_text(keeper.text, other_texts, analyzer)
+    if offline is not None:
+        proposals.append((offline, False))
+    check = Check(REJECT, "no text")
+    text, by_model = keeper.text, False
+    for candidate, from_model in proposals:
+        check = check_merge(group, candidate, keeper.id, analyzer)
+        text, by_model = candidate, from_model
+        if check.ok:
+            break
+    if not proposals:
+        check = check_merge(group, None, keeper.id, analyzer)
+    if check.action == REJECT:
+        return None
+    if not check.ok and check_merge(group, keeper.text, keeper.id, analyzer).action != REJECT:
+        # No one-statement text keeps every detail: the reviewer is shown (and "apply" writes)
+        # the entries joined, which keeps them all; it waits for review, never for --auto.
+        text, by_model = joined(keeper.text, other_texts, analyzer), False
+    missing = {
+        m: lost for m in others if (lost := missing_details([views[m].text], keeper.text, analyzer))
+    }
+    reason = "same fact: " + "; ".join(dict.fromkeys(c.reasons))[:200]
+    return MergeDraft(k, others, text, check, c.confidence, reason, by_model, missing)

@@ -1,8 +1,19 @@
 """Planning the dream cycle: every change it would make, proposed without writing anything.
 
 :func:`build_plan` reads MEMORY.md, the ledger and the recall store and returns a :class:`Plan`:
-the promotions, near-duplicate merges, conflicts, decays and forgets of the steps asked for.
+the promotions, merges, supersessions, conflicts, decays and forgets of the steps asked for.
 Applying it is :mod:`memcore.dream.cycle`.
+
+Merge and reconcile decide with the judge engine (:mod:`memcore.judge`):
+
+1. candidates: every entry's nearest neighbours by embedding (top-k, no threshold) plus
+   entries sharing a rare token (an identifier, a number with its unit, a path, a name);
+   scope is a hard wall, ``type`` only a signal (:mod:`memcore.judge.candidates`);
+2. one verdict per pair from the configured judge (:mod:`memcore.dream.judging`), cached in
+   memcore.sqlite by (pair content hash, judge id): a second run with nothing new asks nothing;
+3. ``same`` pairs become merge clusters (:mod:`memcore.dream.merge`), ``supersedes`` and
+   ``conflict`` pairs supersessions and review items (:mod:`memcore.dream.reconcile`); every
+   proposal passes the host-side checks of :mod:`memcore.judge.validate` first.
 """
 
 from __future__ import annotations
@@ -15,10 +26,8 @@ from typing import Any
 
 from memcore.dream.apply import MergeOp, MetaOp, RemoveOp
 from memcore.dream.lifecycle import age_days, decayed, forget_reason
-from memcore.dream.merge import Item, candidate_pairs, cluster, combined_text
-from memcore.dream.reconcile import ConflictProposal, find_conflicts
+from memcore.dream.reconcile import ConflictProposal, SupersedeProposal
 from memcore.dream.settings import ConsolidationSettings, consolidation_settings
-from memcore.judge import model_merge
 from memcore.recall import ledger
 from memcore.recall.ledger import Meta
 from memcore.workspace.config import load_config
@@ -27,8 +36,6 @@ from memcore.workspace.entries import Document, parse
 from memcore.workspace.progress import Progress
 
 STEPS = ("promote", "merge", "reconcile", "decay", "forget")
-#: Cosine above which two entries are checked for a contradiction, per backend id.
-CONFLICT_THRESHOLDS = {"hashing-v1-4096": 0.45, "minilm-l6-int8": 0.70}
 #: Above this many entries merge and reconcile are skipped with a warning (bounded time and
 #: memory on a runaway MEMORY.md); decay and forget still run.
 MAX_SIMILARITY_ENTRIES = 20_000
@@ -38,12 +45,13 @@ MAX_SIMILARITY_ENTRIES = 20_000
 class MergeProposal:
     keeper: str
     absorbed: list[str]
-    text: str  # the merged text (the keeper's own when nothing would be lost)
-    lossy: bool
-    missing: dict[str, list[str]]
-    similarity: float
+    text: str  # the merged text (the keeper's own when nothing needs adding)
+    lossy: bool  # no text keeps every detail of every member: waits for review
+    missing: dict[str, list[str]]  # details of absorbed entries the keeper's own text lacks
+    similarity: float  # the judge's confidence
     op: MergeOp
-    by_model: bool = False  # a configured model wrote the text and kept every detail
+    by_model: bool = False  # a configured model wrote the text (and it kept every detail)
+    reason: str = ""
 
 
 @dataclass
@@ -63,28 +71,33 @@ class Plan:
     doc: Document
     metas: dict[str, Meta]
     backend: str
-    threshold: float
+    judge: str = ""  # the judge's id (offline-1+hashing-v1-4096, model-1+name, ...)
     promotions: list[dict[str, Any]] = field(default_factory=list)
     merges: list[MergeProposal] = field(default_factory=list)
+    supersedes: list[SupersedeProposal] = field(default_factory=list)
     conflicts: list[ConflictProposal] = field(default_factory=list)
     decays: list[MetaOp] = field(default_factory=list)
     prunes: list[PruneProposal] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
-    model: str | None = None  # name of the configured model used for lossy merges
+    skipped: list[dict[str, str]] = field(default_factory=list)  # pairs the judge skipped
+    candidates: int = 0  # candidate pairs judged
+    model: str | None = None  # name of the configured model, when it judged
 
     @property
     def sha1(self) -> str:
         return self.doc.sha1
 
     def auto_merges(self) -> list[MergeProposal]:
-        """Merges ``--auto`` may apply: nothing lost, or a model combined the text."""
-        return [m for m in self.merges if not m.lossy or m.by_model]
+        """Merges ``--auto`` may apply: the merged text keeps every detail of every member."""
+        return [m for m in self.merges if not m.lossy]
 
     def deferred_merges(self) -> list[MergeProposal]:
-        return [m for m in self.merges if m.lossy and not m.by_model]
+        return [m for m in self.merges if m.lossy]
 
     def empty(self) -> bool:
-        return not (self.promotions or self.merges or self.conflicts or self.prunes)
+        return not (
+            self.promotions or self.merges or self.supersedes or self.conflicts or self.prunes
+        )
 
 
 def _embed(
@@ -142,9 +155,9 @@ def build_plan(
     write_cache: bool = False,
     progress: Progress | None = None,
 ) -> Plan:
-    """Propose every change of the cycle; writes nothing (unless ``write_cache``).
-
-    ``progress`` follows the embedding of MEMORY.md's entries (a model takes a while)."""
+    """Propose every change of the cycle; writes nothing (unless ``write_cache``: the vector
+    and verdict caches). ``progress`` follows the embedding of MEMORY.md's entries (a model
+    takes a while)."""
     settings = settings or consolidation_settings(load_config(ws))
     doc = parse(ledger.read_memory(ws))
     metas = (
@@ -159,99 +172,23 @@ def build_plan(
         doc=doc,
         metas=metas,
         backend="",
-        threshold=0.0,
         warnings=list(doc.warnings),
     )
     if "promote" in steps:
         plan.promotions = _promotions(ws, now)
     entries = doc.entries
-    llm = model_merge.configured_model(ws) if "merge" in steps and len(entries) > 1 else None
-    plan.model = getattr(llm, "name", None) if llm is not None else None
-    items = [
-        Item(
-            e.id,
-            e.text,
-            metas[e.id].type,
-            metas[e.id].scope,
-            metas[e.id].pinned,
-            metas[e.id].importance,
-            metas[e.id].created_at,
-        )
-        for e in entries
-    ]
     sim_steps = {"merge", "reconcile"} & set(steps)
-    groups: list[Any] = []
-    pairs: list[tuple[int, int, float]] = []
-    cthr = 1.0
     if sim_steps and len(entries) > MAX_SIMILARITY_ENTRIES:
         plan.warnings.append(
             f"MEMORY.md has {len(entries)} entries; merge and reconcile are skipped above "
             f"{MAX_SIMILARITY_ENTRIES} (move topics into memory/<topic>.md pages)"
         )
         sim_steps = set()
-    if sim_steps and len(entries) > 1:
-        emb, vecs = _embed([it.text for it in items], settings, conn, write_cache, progress)
-        plan.backend = emb.id
-        plan.threshold = settings.threshold_for(emb.id, emb.default_merge_threshold)
-        cthr = min(plan.threshold, CONFLICT_THRESHOLDS.get(emb.id, plan.threshold - 0.15))
-        pairs = candidate_pairs(vecs, cthr)
-        if "merge" in steps:
-            groups, _refused = cluster(items, pairs, plan.threshold, vecs)
     sim = dict(metas)
-    gone: dict[int, int] = {}  # absorbed index -> keeper index
+    gone: set[int] = set()
     protected: set[int] = set()
-    for g in groups:
-        keeper = entries[g.keeper]
-        absorbed = [entries[a] for a in g.absorbed]
-        km = sim[keeper.id]
-        group_metas = [metas[e.id] for e in absorbed]
-        after = replace(
-            km,
-            importance=min(1.0, round(km.importance + 0.05, 6)),
-            access_count=km.access_count + sum(m.access_count for m in group_metas),
-            last_accessed_at=max(
-                (m.last_accessed_at for m in [km, *group_metas] if m.last_accessed_at),
-                default=None,
-            ),
-        )
-        text = combined_text(keeper.text, [e.text for e in absorbed]) if g.lossy else keeper.text
-        by_model = False
-        if g.lossy and llm is not None:
-            written = model_merge.model_text(llm, keeper.text, [e.text for e in absorbed])
-            if written is not None:
-                text, by_model = written, True
-        reason = f"near-duplicates (cosine {max(g.sims):.2f})"
-        op = MergeOp(
-            keeper.id,
-            keeper.raw,
-            [(e.id, e.raw) for e in absorbed],
-            text if g.lossy else None,
-            after,
-            {e.id: metas[e.id] for e in [keeper, *absorbed]},
-            reason,
-        )
-        plan.merges.append(
-            MergeProposal(
-                keeper.id,
-                [e.id for e in absorbed],
-                text,
-                g.lossy,
-                {entries[a].id: m for a, m in g.missing.items()},
-                max(g.sims),
-                op,
-                by_model,
-            )
-        )
-        if g.lossy and not by_model:
-            protected.update([g.keeper, *g.absorbed])
-        else:
-            sim[keeper.id] = after
-            for a in g.absorbed:
-                gone[a] = g.keeper
-    if "reconcile" in steps:
-        plan.conflicts = find_conflicts(entries, sim, pairs, gone, cthr)
-        for c in plan.conflicts:
-            protected.update(i for i, e in enumerate(entries) if e.id in (c.a, c.b))
+    if sim_steps and len(entries) > 1:
+        _judge_steps(plan, settings, conn, write_cache, sim, gone, protected, progress)
     for i, e in enumerate(entries):
         if i in gone:
             continue
@@ -274,6 +211,100 @@ def build_plan(
                 forget = RemoveOp("forget", e.id, e.raw, why.text, m)
                 plan.prunes.append(PruneProposal(e.id, m.type, age_days(m, now), why.text, forget))
     return plan
+
+
+def _judge_steps(
+    plan: Plan,
+    settings: ConsolidationSettings,
+    conn: sqlite3.Connection | None,
+    write_cache: bool,
+    sim: dict[str, Meta],
+    gone: set[int],
+    protected: set[int],
+    progress: Progress | None = None,
+) -> None:
+    """Candidates, verdicts, merges, supersessions and conflicts (see the module docstring)."""
+    from memcore.dream import judging, merge, reconcile
+    from memcore.judge.analysis import Analyzer
+    from memcore.judge.candidates import candidates
+
+    entries, metas = plan.doc.entries, plan.metas
+    views = [judging.view(e, metas[e.id]) for e in entries]
+    analyzer = Analyzer.for_texts(v.text for v in views)
+    emb, vecs = _embed([v.text for v in views], settings, conn, write_cache, progress)
+    plan.backend = emb.id
+    cands = candidates(views, vecs, analyzer)
+    plan.candidates = len(cands)
+    judge = judging.make_judge(plan.ws, settings, emb, analyzer, [v.text for v in views], vecs)
+    plan.judge = judge.judge_id
+    plan.model = judge.model_name
+    verdicts = judge.run([(views[c.i], views[c.j]) for c in cands], conn if write_cache else None)
+    judged = []
+    sims = {(c.i, c.j): c.sim for c in cands}
+    for c, jd in zip(cands, verdicts, strict=True):
+        if jd.verdict is None:
+            plan.skipped.append({"a": views[c.i].id, "b": views[c.j].id, "reason": jd.reason})
+            continue
+        judged.append((c.i, c.j, jd))
+    busy: set[int] = set()
+    if "merge" in plan.steps:
+        for cl in merge.clusters(views, judged):
+            d = merge.draft(cl, views, analyzer, judge.merge_text)
+            if d is None:
+                continue
+            busy.update([d.keeper, *d.absorbed])
+            plan.merges.append(_merge_proposal(plan, d, sim))
+            if d.check.ok:
+                gone.update(d.absorbed)
+            else:
+                protected.update([d.keeper, *d.absorbed])
+    if "reconcile" in plan.steps:
+        sups, conflicts = reconcile.reconcile(judged, views, entries, metas, sims, busy, analyzer)
+        index = {e.id: i for i, e in enumerate(entries)}
+        plan.supersedes, plan.conflicts = sups, conflicts
+        for s in sups:
+            gone.add(index[s.older])
+        for cp in conflicts:
+            protected.update((index[cp.a], index[cp.b]))
+
+
+def _merge_proposal(plan: Plan, d: Any, sim: dict[str, Meta]) -> MergeProposal:
+    entries, metas = plan.doc.entries, plan.metas
+    keeper = entries[d.keeper]
+    absorbed = [entries[a] for a in d.absorbed]
+    km = sim[keeper.id]
+    group = [metas[e.id] for e in absorbed]
+    after = replace(
+        km,
+        importance=min(1.0, round(max([km.importance, *(m.importance for m in group)]) + 0.05, 6)),
+        access_count=km.access_count + sum(m.access_count for m in group),
+        last_accessed_at=max(
+            (m.last_accessed_at for m in [km, *group] if m.last_accessed_at), default=None
+        ),
+    )
+    new_text = None if d.text.strip() == keeper.text.strip() else d.text
+    op = MergeOp(
+        keeper.id,
+        keeper.raw,
+        [(e.id, e.raw) for e in absorbed],
+        new_text,
+        after,
+        {e.id: metas[e.id] for e in [keeper, *absorbed]},
+        d.reason,
+    )
+    if d.check.ok:
+        sim[keeper.id] = after
+    return MergeProposal(
+        keeper.id,
+        [e.id for e in absorbed],
+        d.text,
+        not d.check.ok,
+        {entries[a].id: m for a, m in d.missing.items()},
+        d.confidence,
+        op,
+        d.by_model,
+        d.reason if d.check.ok else f"{d.reason} ({d.check.reason})",
+    )
 
 
 def _promotions(ws: Workspace, now: datetime) -> list[dict[str, Any]]:

@@ -1,9 +1,17 @@
-"""Reconcile: pairs of entries on one subject that state opposite facts.
+"""Reconcile: what the judge's ``supersedes`` and ``conflict`` verdicts become.
 
-Candidates are the similar pairs the merge step found (above the backend's conflict
-threshold, within one scope); each entry is compared with its few nearest neighbours only,
-so the work stays bounded. The likely winner (listed as A) is the pinned one, else the newer,
-else the more confident.
+* ``supersedes`` (checked by :func:`memcore.judge.validate.check_pair`): the newer entry stays
+  and the older one is archived with the lineage ``superseded by <id>`` (in the archive and the
+  journal). Its own details are not moved into the newer entry: offline, memcore cannot tell
+  whether they are still true. Unattended runs apply only the clearest supersessions (judge
+  confidence >= ``AUTO_SUPERSEDE``: the newer entry names the old value, "moved from X to
+  Y"); the others wait for review, suggesting the newer one. When the older entry is pinned,
+  both stay and the pair waits for review, suggesting to keep both.
+* ``conflict``: waits for review with the suggestion "newer wins unless the older is pinned"
+  (the pinned one is never suggested for removal; with both pinned: keep both).
+
+A entry that a merge of this run absorbs is left out of reconcile (its keeper speaks for it
+next run), and each entry takes part in one proposal at most, most confident first.
 """
 
 from __future__ import annotations
@@ -11,16 +19,25 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from memcore.judge.contradict import contradiction, topic
+from memcore.dream.apply import RemoveOp
+from memcore.judge.analysis import Analyzer
+from memcore.judge.contradict import topic
+from memcore.judge.protocol import EntryView, Judgement, Verdict
+from memcore.judge.validate import APPLY, REVIEW, check_pair
 from memcore.recall.ledger import Meta
 from memcore.workspace.entries import Entry
 
-CONFLICT_NEIGHBOURS = 4
+SUGGEST_NEWER = "newer wins unless the older is pinned"
+#: Judge confidence from which a supersession is applied without review.
+AUTO_SUPERSEDE = 0.85
 
 
 @dataclass
 class ConflictProposal:
-    a: str  # the likely winner (newer, then more confident)
+    """A pair waiting for review. ``a`` is the suggested winner (``suggested`` "a"), or, when
+    no entry may go (a pinned older entry), ``suggested`` is "both"."""
+
+    a: str
     b: str
     topic: str
     reason: str
@@ -29,47 +46,103 @@ class ConflictProposal:
     b_raw: str
     a_text: str
     b_text: str
+    verdict: str = "conflict"
+    confidence: float = 0.0
+    suggested: str = "a"
 
 
-def find_conflicts(
+@dataclass
+class SupersedeProposal:
+    """The newer entry stays; the older one is archived (``op``)."""
+
+    newer: str
+    older: str
+    reason: str
+    confidence: float
+    op: RemoveOp
+
+
+def _newer_of(j: Judgement, a: EntryView, b: EntryView) -> tuple[EntryView, EntryView]:
+    """(newer, older): the judge's word, else the later date, else file order."""
+    if j.newer == a.id:
+        return a, b
+    if j.newer == b.id:
+        return b, a
+    return (b, a) if b.created_at[:10] >= a.created_at[:10] else (a, b)
+
+
+def reconcile(
+    judged: Sequence[tuple[int, int, Judgement]],
+    views: Sequence[EntryView],
     entries: Sequence[Entry],
     metas: dict[str, Meta],
-    pairs: Sequence[tuple[int, int, float]],
-    gone: dict[int, int],
-    cthr: float,
-) -> list[ConflictProposal]:
-    """Conflicts among ``entries`` (absorbed ones stand for their keeper via ``gone``)."""
-    seen: set[frozenset[int]] = set()
-    out: list[ConflictProposal] = []
-    checked: dict[int, int] = {}
-    for i, j, s in sorted(pairs, key=lambda p: -p[2]):
-        if s < cthr:
+    sims: dict[tuple[int, int], float],
+    busy: set[int],
+    analyzer: Analyzer,
+) -> tuple[list[SupersedeProposal], list[ConflictProposal]]:
+    """Supersessions to apply and pairs to review, from the contradiction verdicts; entries in
+    ``busy`` (merged this run) are skipped, and ``busy`` gains every entry used here."""
+    todo = [
+        (i, j, jd) for i, j, jd in judged if jd.verdict in (Verdict.SUPERSEDES, Verdict.CONFLICT)
+    ]
+    todo.sort(key=lambda p: (-p[2].confidence, p[0], p[1]))
+    sups: list[SupersedeProposal] = []
+    conflicts: list[ConflictProposal] = []
+    for i, j, jd in todo:
+        if i in busy or j in busy:
             continue
-        # Each entry is compared with its few nearest neighbours only (bounded work).
-        if checked.get(i, 0) >= CONFLICT_NEIGHBOURS and checked.get(j, 0) >= CONFLICT_NEIGHBOURS:
+        a, b = views[i], views[j]
+        check = check_pair(jd, a, b, analyzer)
+        if check.action not in (APPLY, REVIEW):
             continue
-        checked[i] = checked.get(i, 0) + 1
-        checked[j] = checked.get(j, 0) + 1
-        i, j = gone.get(i, i), gone.get(j, j)
-        key = frozenset((i, j))
-        if i == j or key in seen:
+        newer, older = _newer_of(jd, a, b)
+        ni, oi = (i, j) if newer is a else (j, i)
+        if (
+            jd.verdict is Verdict.SUPERSEDES
+            and check.action == APPLY
+            and jd.confidence >= AUTO_SUPERSEDE
+        ):
+            e = entries[oi]
+            why = f"superseded by {newer.id}: {jd.reason}"
+            sups.append(
+                SupersedeProposal(
+                    newer.id,
+                    older.id,
+                    jd.reason,
+                    jd.confidence,
+                    RemoveOp("reconcile", older.id, e.raw, why, metas.get(older.id)),
+                )
+            )
+            busy.update((i, j))
             continue
-        a, b = entries[i], entries[j]
-        ma, mb = metas[a.id], metas[b.id]
-        if ma.scope != mb.scope:
-            continue
-        why = contradiction(a.text, b.text)
-        if why is None:
-            continue
-        seen.add(key)
-        # Likely winner first: pinned, then newer, then more confident.
-        rank_a = (ma.pinned, ma.created_at, ma.confidence)
-        rank_b = (mb.pinned, mb.created_at, mb.confidence)
-        if rank_b > rank_a:
-            a, b = b, a
-        out.append(
+        # review: the suggested winner first
+        win, lose = (ni, oi)
+        suggested = "a"
+        if older.pinned and newer.pinned:
+            suggested = "both"
+        elif older.pinned:
+            win, lose = (oi, ni)
+            suggested = "both" if jd.verdict is Verdict.SUPERSEDES else "a"
+        ew, el = entries[win], entries[lose]
+        if jd.verdict is Verdict.CONFLICT:
+            reason = f"{jd.reason}; {SUGGEST_NEWER}"
+        else:
+            reason = jd.reason if check.action == APPLY else f"{jd.reason} ({check.reason})"
+        conflicts.append(
             ConflictProposal(
-                a.id, b.id, topic(a.text, b.text), why, s, a.raw, b.raw, a.text, b.text
+                ew.id,
+                el.id,
+                topic(ew.text, el.text),
+                reason,
+                sims.get((min(i, j), max(i, j)), 0.0),
+                ew.raw,
+                el.raw,
+                ew.text,
+                el.text,
+                jd.verdict.value if jd.verdict else "conflict",
+                jd.confidence,
+                suggested,
             )
         )
-    return out
+        busy.update((i, j))
+    return sups, conflicts

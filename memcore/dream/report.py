@@ -35,6 +35,11 @@ def report_lines(plan: Plan, *, with_prompt: bool = True) -> list[str]:
             ids = " + ".join(f"[{i}]" for i in [m.keeper, *m.absorbed])
             out.append(f'  {ids} → "{cut(m.text)}"')
         out.append("")
+    if plan.supersedes:
+        out.append(f"Superseded ({len(plan.supersedes)}):")
+        for s in plan.supersedes:
+            out.append(f'  [{s.older}] → superseded by [{s.newer}] — "{cut(s.reason, 80)}"')
+        out.append("")
     if plan.conflicts:
         out.append(f"Conflicts ({len(plan.conflicts)}):")
         for c in plan.conflicts:
@@ -54,7 +59,8 @@ def proposed_line(plan: Plan) -> str:
     """The question: every kind of change the run makes, promotions included."""
     return (
         f"Proposed: {len(plan.promotions)} promotions, {len(plan.merges)} merges, "
-        f"{len(plan.prunes)} prunes, {len(plan.conflicts)} conflicts. Apply? [Y/n]"
+        + (f"{len(plan.supersedes)} superseded, " if plan.supersedes else "")
+        + f"{len(plan.prunes)} prunes, {len(plan.conflicts)} conflicts. Apply? [Y/n]"
     )
 
 
@@ -119,16 +125,25 @@ def plan_json(plan: Plan) -> dict[str, Any]:
                 "lossy": m.lossy,
                 "missing": m.missing,
                 "similarity": round(m.similarity, 4),
+                "byModel": m.by_model,
+                "reason": m.reason,
             }
             for m in plan.merges
         ],
+        "supersedes": [
+            {"older": s.older, "newer": s.newer, "reason": s.reason, "confidence": s.confidence}
+            for s in plan.supersedes
+        ],
+        "skipped": plan.skipped,
         "conflicts": [
             {
                 "a": c.a,
                 "b": c.b,
                 "topic": c.topic,
                 "reason": c.reason,
-                "suggested": "a",
+                "suggested": c.suggested,
+                "verdict": c.verdict,
+                "confidence": round(c.confidence, 3),
                 "similarity": round(c.similarity, 4),
                 "aText": c.a_text,
                 "bText": c.b_text,
@@ -158,6 +173,8 @@ def planned_text(plan: Plan) -> str:
             edits[index[m.keeper]] = with_text(plan.doc.entries[index[m.keeper]], m.op.new_text)
         for a in m.absorbed:
             edits[index[a]] = None
+    for s in plan.supersedes:
+        edits[index[s.older]] = None
     for p in plan.prunes:
         edits[index[p.id]] = None
     return render(plan.doc, edits)

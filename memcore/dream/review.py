@@ -20,6 +20,8 @@ from memcore.workspace.clock import iso_ms
 from memcore.workspace.core import Workspace
 
 CONFLICT_CHOICES = ("a", "b", "skip")
+#: Also accepted for a conflict (agents, scripts): dismiss it, keeping both entries.
+KEEP_BOTH = "both"
 MERGE_CHOICES = ("apply", "reject", "skip")
 
 
@@ -38,9 +40,12 @@ def queue(
     items: list[tuple[str, dict[str, Any]]],
     run_id: str | None,
     now: datetime,
-) -> int:
-    """Add (kind, payload) items not already waiting (or rejected); returns how many were new."""
+    limit: int | None = None,
+) -> tuple[int, int]:
+    """Add (kind, payload) items not already waiting (or rejected), in the order given, at most
+    ``limit`` new ones; returns (how many were added, how many new ones the limit held back)."""
     added = 0
+    over = 0
     for kind, payload in items:
         key = dedupe_key(kind, payload)
         row = conn.execute(
@@ -50,13 +55,16 @@ def queue(
         ).fetchone()
         if row:
             continue
+        if limit is not None and added >= limit:
+            over += 1
+            continue
         conn.execute(
             "INSERT INTO dream_review (kind, dedupe_key, created_at, run_id, payload)"
             " VALUES (?, ?, ?, ?, ?)",
             (kind, key, iso_ms(now), run_id, json.dumps(payload, ensure_ascii=False)),
         )
         added += 1
-    return added
+    return added, over
 
 
 def pending_count(conn: sqlite3.Connection) -> int:
@@ -81,8 +89,10 @@ def _item(row: sqlite3.Row) -> dict[str, Any]:
 def pending(ws: Workspace) -> list[dict[str, Any]]:
     """Items waiting for review, oldest first (for ``memcore review`` and the Dreams page).
 
-    A conflict has ``a`` and ``b`` (``id``, ``text``), ``topic``, ``reason`` and ``suggested``
-    (the likely winner, "a"); a merge has ``keeper``, ``absorbed`` and the proposed ``text``.
+    A conflict has ``a`` and ``b`` (``id``, ``text``), ``topic``, ``reason``, ``verdict``
+    (conflict or supersedes), ``confidence`` and ``suggested`` ("a": keep A, the newer one
+    unless the older is pinned; "both": a pinned older entry, keep both); a merge has
+    ``keeper``, ``absorbed`` and the proposed ``text``.
     """
 
     if not ws.db_path.exists():
@@ -119,9 +129,11 @@ def resolve(
     trigger: str = "command",
     lock_timeout: float | None = None,
 ) -> dict[str, Any]:
-    """Settle one item: conflicts take ``a``/``b``/``skip``; merges ``apply``/``reject``/``skip``.
+    """Settle one item: conflicts take ``a``/``b``/``both``/``skip``; merges
+    ``apply``/``reject``/``skip``.
 
-    ``skip`` leaves it waiting; ``reject`` dismisses a merge; the others apply a journaled run.
+    ``skip`` leaves it waiting; ``reject`` dismisses a merge and ``both`` a conflict (both
+    entries stay, and the pair is not proposed again); the others apply a journaled run.
     An item whose entries changed since it was queued is marked obsolete and changes nothing.
     LockBusy when the workspace lock is not free within ``lock_timeout`` seconds.
     """
@@ -150,6 +162,9 @@ def _resolve(
         if item["status"] != "pending":
             raise InputError(f"review item {item_id} is already {item['status']}")
         allowed = item["choices"]
+        if choice == KEEP_BOTH and item["kind"] == "conflict":
+            mark(conn, item_id, "dismissed", choice, now)
+            return {"itemId": item_id, "status": "dismissed", "runId": None}
         if choice not in allowed:
             raise InputError(
                 f"choice {choice!r} is not allowed for a {item['kind']}; "
@@ -158,7 +173,7 @@ def _resolve(
         if choice == "skip":
             return {"itemId": item_id, "status": "pending", "runId": None}
         if choice == "reject":
-            mark(conn, item_id, "dismissed", "reject", now)
+            mark(conn, item_id, "dismissed", choice, now)
             return {"itemId": item_id, "status": "dismissed", "runId": None}
         ops: list[Op]
         if item["kind"] == "conflict":

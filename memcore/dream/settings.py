@@ -12,12 +12,7 @@ from memcore.errors import ConfigError
 from memcore.workspace.config import Config, check_number, get_bool, get_number, get_str
 from memcore.workspace.entries import TYPES
 
-#: Merge thresholds calibrated per backend id on the labelled pairs in bench/eval/
-#: (see bench/bench_dream.py and BENCHMARKS.md); used when the config sets none.
-CALIBRATED_THRESHOLDS: dict[str, float] = {
-    "hashing-v1-4096": 0.56,
-    "minilm-l6-int8": 0.82,
-}
+JUDGES = ("offline", "model")
 DEFAULT_RETENTION: dict[str, int | None] = {"session_state": 90, "compact_summary": 90}
 
 
@@ -25,18 +20,13 @@ DEFAULT_RETENTION: dict[str, int | None] = {"session_state": 90, "compact_summar
 class ConsolidationSettings:
     enabled: bool = True
     interval_hours: float = 24.0
-    merge_threshold: float | None = None  # None: the backend's calibrated default
+    judge: str | None = None  # offline | model; None: model when [llm] names one, else offline
     decay_days: float = 30.0
     forget_days: float = 180.0
     forget_below_importance: float = 0.15
     embedder: str = "hashing"
     max_loss_fraction: float = 0.25  # a run removing/rewriting more of MEMORY.md is refused
     retention: dict[str, int | None] = field(default_factory=lambda: dict(DEFAULT_RETENTION))
-
-    def threshold_for(self, backend_id: str, backend_default: float) -> float:
-        if self.merge_threshold is not None:
-            return self.merge_threshold
-        return CALIBRATED_THRESHOLDS.get(backend_id, backend_default)
 
 
 def consolidation_settings(cfg: Config) -> ConsolidationSettings:
@@ -58,10 +48,15 @@ def consolidation_settings(cfg: Config) -> ConsolidationSettings:
         raise ConfigError(
             f"{cfg.where(t, 'embedder')} = {embedder!r} is not allowed; allowed: hashing, minilm"
         )
+    judge = get_str(cfg, t, "judge", None)
+    if judge is not None and judge.lower() not in JUDGES:
+        raise ConfigError(
+            f"{cfg.where(t, 'judge')} = {judge!r} is not allowed; allowed: {', '.join(JUDGES)}"
+        )
     return ConsolidationSettings(
         enabled=get_bool(cfg, t, "enabled", True),
         interval_hours=get_number(cfg, t, "interval_hours", 24, lo=1, hi=720),
-        merge_threshold=get_number(cfg, t, "merge_threshold", None, lo=0.5, hi=0.99),
+        judge=judge.lower() if judge is not None else None,
         decay_days=decay,
         forget_days=forget,
         forget_below_importance=get_number(cfg, t, "forget_below_importance", 0.15, lo=0.01, hi=1),
