@@ -3,7 +3,8 @@
 Tools: ``memory_search`` (search and record recalls, as the CLI does), ``memory_record`` (record
 the hits of the agent's own search, as ``memory record``), ``memory_get`` (a line
 range of a markdown file inside the workspace; anything else is refused), ``dreaming`` (the
-``/dreaming`` chat command), ``promote_preview``, and ``recall`` (short memories of sessions).
+``/dreaming`` chat command), ``promote_preview``, ``recall`` (short memories of sessions), and
+``dream_pending`` / ``dream_decide`` (the agent judges consolidation: :mod:`memcore.dream.agent`).
 """
 
 from __future__ import annotations
@@ -170,6 +171,28 @@ def build_server(ws: Workspace) -> Any:
             raise ToolError("limit must be from 0 to 10000")
         res = guarded(promote.preview, ws, now=utcnow(), limit=limit)
         return res.to_json()
+
+    @server.tool()
+    def dream_pending(cursor: str | None = None, limit: int = 20) -> dict[str, Any]:
+        """What waits for a consolidation decision, a page at a time: review items (conflicts,
+        merges) and candidate pairs of MEMORY.md entries, with both texts, metadata, memcore's
+        analysis and verdict, and what may be answered (``allowed``). Pass ``next`` as
+        ``cursor`` for the next page."""
+        from memcore.dream import agent
+
+        return guarded(agent.pending, ws, now=utcnow(), cursor=cursor, limit=limit)
+
+    @server.tool()
+    def dream_decide(decisions: list[dict[str, Any]]) -> dict[str, Any]:
+        """Decide items from dream_pending: ``{"item": "pair:...", "verdict": "same" |
+        "supersedes" | "conflict" | "related" | "unrelated", "newer": "a" | "b",
+        "merged_text": "..."}`` or ``{"item": "review:N", "choice": "a" | "b" | "both" |
+        "apply" | "reject", "merged_text": "..."}``. memcore checks each (every detail kept,
+        scopes never mixed, pinned entries never removed) and applies the accepted ones as one
+        undoable run; the others come back under ``skipped`` with the reason."""
+        from memcore.dream import agent
+
+        return guarded(agent.decide, ws, decisions, now=utcnow())
 
     from memcore.sessions.recall_api import recall
 
