@@ -34,6 +34,7 @@ from pairs_ws import NEAR, PairTruth, build_pairs  # noqa: E402
 from memcore.dream import cycle, review, tables  # noqa: E402
 from memcore.dream import plan as planning  # noqa: E402
 from memcore.dream.settings import ConsolidationSettings  # noqa: E402
+from memcore.journal import runs as journal  # noqa: E402
 from memcore.workspace.core import Workspace  # noqa: E402
 from memcore.workspace.entries import parse  # noqa: E402
 
@@ -136,15 +137,37 @@ def run(split: str, backend: str) -> dict[str, Any]:
         out["answerable_all"] = _answerable(truth, text)
         out["details_kept_all"] = _details_kept(truth, text, same & merged)
         low = text.casefold()
-        lost = 0
+        how: dict[str, str] = {}  # removed entry -> the step that removed it
+        with tables.connect(ws) as conn:
+            for r in journal.runs(conn, limit=500):
+                for c in journal.changes_of(conn, r["runId"]):
+                    if c.action == "remove":
+                        how[c.entry_id] = c.step
+        lost = lost_by_merge = 0
+        kinds: dict[str, int] = {}
         for eid in set(truth.texts) - left:
             if not truth.still_true(eid):
                 continue
-            row = next(r for k, r in truth.pairs.items() if eid in k)
-            dets = row.get("details") or []
-            mine = [d for d in dets if d.casefold() in truth.texts[eid].casefold()]
-            if not mine or any(d.casefold() not in low for d in mine):
-                lost += 1  # removed, and its own details are not in MEMORY.md any more
+            if how.get(eid) == "merge":
+                row = next(r for k, r in truth.pairs.items() if eid in k)
+                mine = [
+                    d
+                    for d in row.get("details") or []
+                    if d.casefold() in truth.texts[eid].casefold()
+                ]
+                if any(d.casefold() not in low for d in mine):
+                    lost_by_merge += 1  # merged away, and one of its details went with it
+            else:
+                row = next(r for k, r in truth.pairs.items() if eid in k)
+                partner = next(x for x in next(k for k in truth.pairs if eid in k) if x != eid)
+                if row["label"] == "same" and partner in left:
+                    continue  # archived, but its restatement stays
+                lost += 1  # archived as superseded or as the loser of a conflict, yet true
+                kinds[f"{row['label']}/{row['category']}"] = (
+                    kinds.get(f"{row['label']}/{row['category']}", 0) + 1
+                )
+        out["true_facts_lost_merge"] = lost_by_merge
+        out["lost_kinds"] = dict(sorted(kinds.items(), key=lambda kv: -kv[1]))
         out["true_facts_lost_all"] = lost
         return out
     finally:

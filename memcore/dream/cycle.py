@@ -73,9 +73,10 @@ def conflict_payload(c: ConflictProposal, plan: Plan) -> dict[str, Any]:
 
 def merge_payload(m: MergeProposal, plan: Plan) -> dict[str, Any]:
     op = m.op
+    by_id = plan.doc.by_id()
     return {
-        "keeper": {"id": m.keeper, "text": plan.doc.by_id()[m.keeper].text, "raw": op.keeper_raw},
-        "absorbed": [{"id": i, "raw": r, "text": plan.doc.by_id()[i].text} for i, r in op.absorbed],
+        "keeper": {"id": m.keeper, "text": by_id[m.keeper].text, "raw": op.keeper_raw},
+        "absorbed": [{"id": i, "raw": r, "text": by_id[i].text} for i, r in op.absorbed],
         "text": m.text,
         "missing": m.missing,
         "similarity": round(m.similarity, 4),
