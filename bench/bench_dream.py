@@ -66,6 +66,8 @@ def quality(backend: str) -> dict[str, float]:
             res[f"{name}_contra_merged"] = len(pred & lab.contra_pairs)
             res[f"{name}_xscope_merged"] = len(pred & lab.cross_scope_pairs)
         found = {frozenset((c.a, c.b)) for c in plan.conflicts}
+        found |= {frozenset((x.newer, x.older)) for x in plan.supersedes}
+        res["superseded"] = len(plan.supersedes)
         contra_facts = {lab.role[e][1] for e, (r, _) in lab.role.items() if r == "contra"}
         hit_facts = {
             lab.role[next(iter(p & {e for e in p if lab.role[e][0] == "contra"}))][1]
@@ -331,7 +333,8 @@ def main() -> None:
                 f"{q[k + '_contra_merged']} cross-scope merged={q[k + '_xscope_merged']}"
             )
         print(
-            f"  conflicts reported={q['conflicts_reported']} recall={q['conflict_recall']:.3f} "
+            f"  contradictions (superseded {q['superseded']} + review) reported="
+            f"{q['conflicts_reported']} recall={q['conflict_recall']:.3f} "
             f"precision={q['conflict_precision']:.3f}; review queue={q['review_queued']}"
         )
         print(

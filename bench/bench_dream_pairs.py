@@ -204,8 +204,11 @@ def main() -> None:
         print(
             f"  questions answerable: after --auto {r['answerable_auto']:.3f}, after every "
             f"suggestion {r['answerable_all']:.3f}; true facts lost by every suggestion: "
-            f"{r['true_facts_lost_all']}"
+            f"{r['true_facts_lost_all']} archived + {r['true_facts_lost_merge']} merged with a "
+            "detail dropped"
         )
+        if r["lost_kinds"]:
+            print(f"  archived true facts by pair label/category: {r['lost_kinds']}")
 
 
 if __name__ == "__main__":

@@ -56,8 +56,11 @@ class MergeDraft:
 def clusters(
     views: Sequence[EntryView],
     judged: Sequence[tuple[int, int, Judgement]],
+    exclude: set[int] | None = None,
 ) -> list[Cluster]:
-    """Clusters of ``same`` pairs (see the module docstring), most confident first."""
+    """Clusters of ``same`` pairs (see the module docstring), most confident first; entries in
+    ``exclude`` (waiting for a contradiction to be settled) join none."""
+    exclude = exclude or set()
     parent = list(range(len(views)))
     members: dict[int, list[int]] = {}
     apart: set[tuple[int, int]] = set()
@@ -77,7 +80,7 @@ def clusters(
     same = [(i, j, jd) for i, j, jd in judged if jd.verdict is Verdict.SAME]
     same.sort(key=lambda p: (-p[2].confidence, p[0], p[1]))
     for i, j, jd in same:
-        if views[i].scope != views[j].scope:
+        if views[i].scope != views[j].scope or i in exclude or j in exclude:
             continue
         ri, rj = root(i), root(j)
         if ri == rj:

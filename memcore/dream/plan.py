@@ -246,18 +246,9 @@ def _judge_steps(
             plan.skipped.append({"a": views[c.i].id, "b": views[c.j].id, "reason": jd.reason})
             continue
         judged.append((c.i, c.j, jd))
+    # Contradictions first: an entry in question is not merged in the same run (its merge
+    # waits until the pair is settled), so a merge never hides a contradiction.
     busy: set[int] = set()
-    if "merge" in plan.steps:
-        for cl in merge.clusters(views, judged):
-            d = merge.draft(cl, views, analyzer, judge.merge_text)
-            if d is None:
-                continue
-            busy.update([d.keeper, *d.absorbed])
-            plan.merges.append(_merge_proposal(plan, d, sim))
-            if d.check.ok:
-                gone.update(d.absorbed)
-            else:
-                protected.update([d.keeper, *d.absorbed])
     if "reconcile" in plan.steps:
         sups, conflicts = reconcile.reconcile(judged, views, entries, metas, sims, busy, analyzer)
         index = {e.id: i for i, e in enumerate(entries)}
@@ -266,6 +257,16 @@ def _judge_steps(
             gone.add(index[s.older])
         for cp in conflicts:
             protected.update((index[cp.a], index[cp.b]))
+    if "merge" in plan.steps:
+        for cl in merge.clusters(views, judged, exclude=busy):
+            d = merge.draft(cl, views, analyzer, judge.merge_text)
+            if d is None:
+                continue
+            plan.merges.append(_merge_proposal(plan, d, sim))
+            if d.check.ok:
+                gone.update(d.absorbed)
+            else:
+                protected.update([d.keeper, *d.absorbed])
 
 
 def _merge_proposal(plan: Plan, d: Any, sim: dict[str, Meta]) -> MergeProposal:

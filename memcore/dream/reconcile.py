@@ -10,8 +10,9 @@
 * ``conflict``: waits for review with the suggestion "newer wins unless the older is pinned"
   (the pinned one is never suggested for removal; with both pinned: keep both).
 
-A entry that a merge of this run absorbs is left out of reconcile (its keeper speaks for it
-next run), and each entry takes part in one proposal at most, most confident first.
+Reconcile runs before the merges: an entry it uses is not merged in the same run (the merge
+waits until the pair is settled), and each entry takes part in one proposal at most, most
+confident first.
 """
 
 from __future__ import annotations
@@ -81,7 +82,7 @@ def reconcile(
     analyzer: Analyzer,
 ) -> tuple[list[SupersedeProposal], list[ConflictProposal]]:
     """Supersessions to apply and pairs to review, from the contradiction verdicts; entries in
-    ``busy`` (merged this run) are skipped, and ``busy`` gains every entry used here."""
+    ``busy`` are skipped, and ``busy`` gains every entry used here."""
     todo = [
         (i, j, jd) for i, j, jd in judged if jd.verdict in (Verdict.SUPERSEDES, Verdict.CONFLICT)
     ]
