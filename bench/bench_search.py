@@ -1,7 +1,12 @@
 """Figures for memory search: index time, search median, re-index of one note, growth,
 and the hit-score distribution on the example workspace.
 
-    python bench/bench_search.py [--sizes 100,1000,3000] [--queries 50] [--out FILE]
+    python bench/bench_search.py [--sizes 100,1000,3000] [--queries 50]
+    python bench/bench_search.py --quality --split tune [--backends hashing,minilm,use-m3]
+
+``--quality`` prints recall@1/@5 and MRR per query kind and backend on the labelled set in
+bench/eval/search/ (``bench/search_quality.py``); tune on ``--split tune``, report
+``--split holdout`` once.
 
 Daily notes are generated from a seeded vocabulary of a believable software project (about ten
 chunks a note). Searches run with ``record=False`` so the figure is the search alone (recording
@@ -265,7 +270,16 @@ def main() -> None:
     ap.add_argument(
         "--example", default=str(Path(__file__).resolve().parent.parent / "examples" / "workspace")
     )
+    ap.add_argument("--quality", action="store_true", help="retrieval quality only")
+    ap.add_argument("--split", default="tune", choices=("tune", "holdout", "all"))
+    ap.add_argument("--backends", default="hashing,minilm,use-m3")
+    ap.add_argument("--misses", action="store_true", help="list the queries missed at 5")
     args = ap.parse_args()
+    if args.quality:
+        from search_quality import print_quality
+
+        print_quality(args.split, args.backends.split(","), args.misses)
+        return
     print(
         f"# memory search (Python {platform.python_version()}, {platform.machine()},"
         f" {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f})"

@@ -1,0 +1,125 @@
+"""Retrieval quality of memory search on the labelled set in bench/eval/search/.
+
+Used by ``bench/bench_search.py --quality``: every query of one split is searched (nothing
+recorded) on a fresh copy of the labelled workspace, once per embedding backend; a hit is right
+when its path is an answer's and its line range overlaps the answer's lines.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import statistics
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+EVAL = Path(__file__).resolve().parent / "eval" / "search"
+KINDS = ("keyword", "paraphrase", "question", "other", "typo")
+
+
+def load_queries(split: str) -> list[dict[str, Any]]:
+    rows = [json.loads(line) for line in (EVAL / "queries.jsonl").read_text("utf-8").splitlines()]
+    return [q for q in rows if split == "all" or q["split"] == split]
+
+
+def is_answer(hit: dict[str, Any], answers: list[dict[str, Any]]) -> bool:
+    return any(
+        hit["path"] == a["path"]
+        and hit["startLine"] <= a["endLine"]
+        and hit["endLine"] >= a["startLine"]
+        for a in answers
+    )
+
+
+@contextmanager
+def backend_env(backend: str) -> Iterator[None]:
+    old = os.environ.get("MEMCORE_EMBEDDER")
+    os.environ["MEMCORE_EMBEDDER"] = backend
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("MEMCORE_EMBEDDER", None)
+        else:
+            os.environ["MEMCORE_EMBEDDER"] = old
+
+
+def evaluate(backend: str, split: str, limit: int = 5) -> dict[str, Any]:
+    """recall@1, recall@5 and MRR per kind (and ``all``), plus the score of right top hits and
+    of wrong ones (how well a score separates them)."""
+    from memcore.search.query import search
+    from memcore.workspace.core import Workspace
+
+    queries = load_queries(split)
+    per: dict[str, list[tuple[int, float]]] = {k: [] for k in KINDS}
+    right_scores: list[float] = []
+    wrong_scores: list[float] = []
+    misses: list[str] = []
+    with tempfile.TemporaryDirectory() as tmp, backend_env(backend):
+        root = Path(tmp) / "ws"
+        shutil.copytree(EVAL / "workspace", root)
+        ws = Workspace(root)
+        t0 = time.perf_counter()
+        search(ws, "warm up", record=False)
+        index_s = time.perf_counter() - t0
+        times = []
+        for q in queries:
+            t0 = time.perf_counter()
+            hits = search(ws, q["query"], record=False, limit=limit).results
+            times.append(time.perf_counter() - t0)
+            rank = next((i + 1 for i, h in enumerate(hits) if is_answer(h, q["answers"])), 0)
+            per[q["kind"]].append((rank, hits[0]["score"] if hits else 0.0))
+            for h in hits[:1]:
+                (right_scores if is_answer(h, q["answers"]) else wrong_scores).append(h["score"])
+            if rank == 0 or rank > 5:
+                misses.append(f"{q['id']}: {q['query']!r}")
+    out: dict[str, Any] = {"backend": backend, "split": split, "kinds": {}}
+    for kind, rows in [*per.items(), ("all", [r for part in per.values() for r in part])]:
+        n = len(rows)
+        out["kinds"][kind] = {
+            "n": n,
+            "r1": sum(1 for r, _ in rows if r == 1) / n if n else 0.0,
+            "r5": sum(1 for r, _ in rows if 1 <= r <= 5) / n if n else 0.0,
+            "mrr": sum(1 / r for r, _ in rows if r) / n if n else 0.0,
+        }
+    out["rightTopScore"] = statistics.median(right_scores) if right_scores else 0.0
+    out["wrongTopScore"] = statistics.median(wrong_scores) if wrong_scores else 0.0
+    out["medianMs"] = statistics.median(times) * 1000
+    out["firstSearchS"] = index_s
+    out["misses"] = misses
+    return out
+
+
+def available_backends(wanted: list[str]) -> list[str]:
+    from memcore.search.embeddings import extra_installed
+
+    return [b for b in wanted if b == "hashing" or extra_installed(b)]
+
+
+def print_quality(split: str, backends: list[str], show_misses: bool = False) -> None:
+    print(f"\n# search quality, split {split} (load average {os.getloadavg()[0]:.2f})")
+    print("| backend | kind | queries | recall@1 | recall@5 | MRR |")
+    print("|---|---|---|---|---|---|")
+    results = []
+    for b in available_backends(backends):
+        r = evaluate(b, split)
+        results.append(r)
+        for kind, k in r["kinds"].items():
+            print(f"| {b} | {kind} | {k['n']} | {k['r1']:.3f} | {k['r5']:.3f} | {k['mrr']:.3f} |")
+    print("\n| backend | median top score, right / wrong | median search ms | first search s |")
+    print("|---|---|---|---|")
+    for r in results:
+        print(
+            f"| {r['backend']} | {r['rightTopScore']:.3f} / {r['wrongTopScore']:.3f} |"
+            f" {r['medianMs']:.1f} | {r['firstSearchS']:.2f} |"
+        )
+    if show_misses:
+        for r in results:
+            print(f"\n## misses at 5, {r['backend']} ({len(r['misses'])})")
+            for m in r["misses"]:
+                print("-", m)
