@@ -189,7 +189,11 @@ def record_cmd(query: str, origin: str, lock_timeout: float, as_json: bool) -> N
 
 @memory_group.command("promote")
 @click.option("--apply", "do_apply", is_flag=True, help="Append the candidates to MEMORY.md.")
-@click.option("--limit", type=IntRange(min=0), help="Most candidates (default: config, 10).")
+@click.option(
+    "--limit",
+    type=IntRange(min=0),
+    help="Most candidates (default: every one in a preview; the mode's limit with --apply).",
+)
 @click.option("--include-promoted", is_flag=True, help="Also list already promoted (preview only).")
 @threshold_options
 @lock_timeout_option()

@@ -312,7 +312,7 @@ def _promotions(ws: Workspace, now: datetime) -> list[dict[str, Any]]:
     from memcore.promotion import promote
     from memcore.workspace.markdown import promoted_entry_id
 
-    res = promote.preview(ws, now=now)
+    res = promote.preview(ws, now=now, mode_limit=True)  # what the run would take
     return [
         {"id": promoted_entry_id(c.key), "key": c.key, "snippet": c.snippet, "score": c.score}
         for c in res.candidates

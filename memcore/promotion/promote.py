@@ -27,7 +27,7 @@ from memcore.promotion.budget import budget_chars, over_budget_error
 from memcore.promotion.dedupe import StatedIndex
 from memcore.recall import ledger
 from memcore.recall import mirror as recall_index
-from memcore.recall.entries import normalize_snippet, workspace_rel
+from memcore.recall.entries import is_promoted, normalize_snippet, workspace_rel
 from memcore.recall.ledger import Meta
 from memcore.recall.scoring import Candidate, Thresholds, gate_checks, rank
 from memcore.recall.store import (
@@ -46,6 +46,7 @@ from memcore.workspace.config import DreamingSettings, dreaming_settings, load_c
 from memcore.workspace.core import Workspace, read_text_checked
 from memcore.workspace.entries import parse
 from memcore.workspace.markdown import format_marker, marked_recall_keys, promoted_entry_id
+from memcore.workspace.openclaw_md import comparable, unmarked_promotions
 from memcore.workspace.provenance import range_reason, snippet_reason
 
 SECTION_PREFIX = "## Promoted From Short-Term Memory"
@@ -119,8 +120,13 @@ def _resolve(
     min_score: float | None,
     min_recall_count: int | None,
     min_unique_queries: int | None,
-) -> tuple[DreamingSettings, Thresholds, int]:
-    """Settings, thresholds and limit of one run: flags over config over the mode's preset."""
+    *,
+    mode_limit: bool = True,
+) -> tuple[DreamingSettings, Thresholds, int | None]:
+    """Settings, thresholds and limit of one run: flags over config over the mode's preset.
+
+    Without ``--limit`` an apply (and a scheduled run) takes the mode's ``limit``; a preview
+    (``mode_limit=False``) lists every qualifying candidate, as OpenClaw's CLI does."""
     settings = settings or dreaming_settings(load_config(ws))
     th = resolve_thresholds(
         settings,
@@ -128,7 +134,9 @@ def _resolve(
         min_recall_count=min_recall_count,
         min_unique_queries=min_unique_queries,
     )
-    return settings, th, settings.limit if limit is None else limit
+    if limit is not None:
+        return settings, th, limit
+    return settings, th, settings.limit if mode_limit else None
 
 
 def preview(
@@ -141,12 +149,16 @@ def preview(
     min_unique_queries: int | None = None,
     include_promoted: bool = False,
     settings: DreamingSettings | None = None,
+    mode_limit: bool = False,
 ) -> PromoteResult:
     """Rank the store with the resolved thresholds; write nothing (no file of the user's is
-    moved, created or changed: a corrupt store is reported in ``store_error``)."""
+    moved, created or changed: a corrupt store is reported in ``store_error``).
+
+    Without ``limit`` every qualifying candidate is listed; ``mode_limit`` caps the list at
+    the mode's ``limit`` instead (what an apply or a scheduled run would take)."""
     now = now or utcnow()
     settings, th, lim = _resolve(
-        ws, settings, limit, min_score, min_recall_count, min_unique_queries
+        ws, settings, limit, min_score, min_recall_count, min_unique_queries, mode_limit=mode_limit
     )
     try:
         conn = fresh_mirror(ws, now, read_only=True)
@@ -265,7 +277,7 @@ def prepare(
         ws, conn, store, selected, text, now, settings, budget_chars(ws), over_budget
     )
     result.apply = plan.outcome
-    result.store_promoted = sum(1 for e in store.entries.values() if e.get("promotedAt"))
+    result.store_promoted = sum(1 for e in store.entries.values() if is_promoted(e))
     return Prepared(result, plan, store, stat)
 
 
@@ -396,18 +408,22 @@ def plan_promotion(
     if len(text) > budget and over_budget == "error":
         raise over_budget_error(len(text), budget)
     already = marked_recall_keys(text)
+    unmarked = unmarked_promotions(text)
     doc = parse(text)
     said: StatedIndex[_Said] = StatedIndex([_Said(e.text, e.id, False) for e in doc.entries])
     to_append: list[Candidate] = []
     reconciled: list[Candidate] = []
     reinforce: dict[str, list[Candidate]] = {}
     for c in selected:
-        if c.key in already:
+        if c.key in already or _written_unmarked(unmarked, c):
             reconciled.append(c)
             continue
         reason = _relocate(ws, c)
         if reason:
             outcome["skipped"].append({"key": c.key, "path": c.path, "reason": reason})
+            continue
+        if _written_unmarked(unmarked, c):  # its relocated text is there
+            reconciled.append(c)
             continue
         hit = already_stated_in(said, c.snippet)
         if hit is not None:
@@ -486,6 +502,12 @@ def plan_promotion(
     outcome["applied"] = len(marked)
     outcome["appliedCandidates"] = [c.to_json() for c in marked]
     return plan
+
+
+def _written_unmarked(unmarked: set[tuple[str, str]], c: Candidate) -> bool:
+    """True when OpenClaw already wrote this candidate without a marker: the same snippet
+    from the same daily note under one of its promotion headings."""
+    return bool(unmarked) and (c.path, comparable(redact(c.snippet))) in unmarked
 
 
 def already_stated_in(index: StatedIndex[_Said], text: str) -> _Said | None:

@@ -10,6 +10,7 @@ import math
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 from typing import Any, TypeGuard
 
@@ -102,11 +103,39 @@ def normalize_entry(key: str, raw: Any, now_iso: str) -> dict[str, Any] | None:
     }
     if isinstance(raw.get("userQueryHashes"), list):
         out["userQueryHashes"] = _clean_hashes(raw["userQueryHashes"])
-    promoted = raw.get("promotedAt")
-    if isinstance(promoted, str) and parse_iso(promoted) is not None:
-        out["promotedAt"] = promoted
+    if isinstance(raw.get("promotedAt"), str):  # kept as written; only a non-empty one counts
+        out["promotedAt"] = raw["promotedAt"]
     _keep_extra_fields(raw, out)
     return out
+
+
+def is_promoted(entry: Mapping[str, Any]) -> bool:
+    """OpenClaw's rule: an entry is promoted when ``promotedAt`` is a non-empty string (a
+    number, ``null`` or ``""`` is not a promotion)."""
+    value = entry.get("promotedAt")
+    return isinstance(value, str) and bool(value)
+
+
+_JS_INT_LIMIT = 2**63  # orjson writes integers up to 64 bits; larger floats stay floats
+
+
+def js_numbers(value: Any) -> Any:
+    """``value`` with every integral float as an int, the way ``JSON.stringify`` prints it
+    (``1``, ``3``, ``-0`` as ``0``); other values unchanged (orjson already prints
+    the shortest round-trip digits and ``1e-7`` / ``1e+21`` as JavaScript does)."""
+    if isinstance(value, float):
+        if value.is_integer() and abs(value) < _JS_INT_LIMIT:
+            return int(Decimal(repr(value)))
+        return value
+    if isinstance(value, dict):
+        if not any(isinstance(v, float | dict | list) for v in value.values()):
+            return value
+        return {k: js_numbers(v) for k, v in value.items()}
+    if isinstance(value, list):
+        if not any(isinstance(v, float | dict | list) for v in value):
+            return value
+        return [js_numbers(v) for v in value]
+    return value
 
 
 def _clean_hashes(hashes: Any) -> list[str]:

@@ -98,9 +98,18 @@ def _epoch(iso: str) -> float | None:
     return dt.timestamp() if dt is not None else None
 
 
+def _promoted_column(value: Any) -> str | None:
+    """``promotedAt`` as the mirror keeps it: None unless a non-empty string (OpenClaw's rule);
+    an ISO time in memcore's millisecond form, any other string as written."""
+    if not isinstance(value, str) or not value:
+        return None
+    dt = parse_iso(value)
+    return iso_ms(dt) if dt is not None else value
+
+
 def _row(key: str, e: Mapping[str, Any]) -> tuple[Any, ...]:
     count = e["recallCount"]
-    promoted = parse_iso(e.get("promotedAt"))
+    promoted = _promoted_column(e.get("promotedAt"))
     return (
         key,
         e["path"],
@@ -114,7 +123,7 @@ def _row(key: str, e: Mapping[str, Any]) -> tuple[Any, ...]:
         e["firstRecalledAt"],
         e["lastRecalledAt"],
         _epoch(e["lastRecalledAt"]),
-        iso_ms(promoted) if promoted is not None else None,
+        promoted,
         1 if e.get("source") == "memory" and is_daily_note_path(e["path"]) else 0,
         frequency(count),
         relevance(e["totalScore"], count),

@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 
 from memcore.recall import mirror as recall_index
-from memcore.recall.entries import apply_hashed
+from memcore.recall.entries import apply_hashed, js_numbers
 from memcore.workspace.clock import iso_ms
 from memcore.workspace.core import Workspace, atomic_write_bytes
 
@@ -28,7 +28,7 @@ _BLOCK_END = b"\n    }"
 
 
 def _block_bytes(key: str, entry: dict[str, Any]) -> bytes:
-    body = orjson.dumps(entry, option=orjson.OPT_INDENT_2).replace(b"\n", b"\n    ")
+    body = orjson.dumps(js_numbers(entry), option=orjson.OPT_INDENT_2).replace(b"\n", b"\n    ")
     return b"\n    " + orjson.dumps(key) + b": " + body
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
-from memcore.recall.entries import unique_user_queries
+from memcore.recall.entries import is_promoted, unique_user_queries
 from memcore.workspace.clock import parse_iso
 from memcore.workspace.config import DEFAULT_HALF_LIFE_DAYS, DEFAULT_WEIGHTS, DreamingSettings
 from memcore.workspace.core import is_daily_note_path
@@ -190,7 +190,7 @@ def score_entry(entry: Mapping[str, Any], now: datetime, th: Thresholds) -> Cand
         score=_clamp(raw),
         raw_score=raw,
         components=comps,
-        promoted_at=entry.get("promotedAt"),
+        promoted_at=entry["promotedAt"] if is_promoted(entry) else None,
     )
 
 
@@ -237,7 +237,7 @@ def is_eligible(entry: Mapping[str, Any], include_promoted: bool = False) -> boo
     return (
         entry.get("source") == "memory"
         and is_daily_note_path(str(entry.get("path", "")))
-        and (include_promoted or not entry.get("promotedAt"))
+        and (include_promoted or not is_promoted(entry))
     )
 
 

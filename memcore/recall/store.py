@@ -32,6 +32,8 @@ from memcore.recall.entries import (
     ORIGINS,
     apply_hashed,
     coerce_count,
+    is_promoted,
+    js_numbers,
     normalize_entry,
     parse_hits,
     query_hash,
@@ -57,7 +59,11 @@ class Store:
     quarantined: Path | None = None  # where a corrupt file was moved this read
 
     def to_json_bytes(self) -> bytes:
-        doc = {"version": 1, "updatedAt": self.updated_at, "entries": self.entries}
+        """The file as OpenClaw writes it: 2-space JSON, a trailing newline, and numbers in
+        JavaScript's form (an integral score is ``1``, not ``1.0``), so a store both tools
+        write stays byte-identical."""
+        entries = {k: js_numbers(v) for k, v in self.entries.items()}
+        doc = {"version": 1, "updatedAt": self.updated_at, "entries": entries}
         return orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n"
 
 
@@ -448,7 +454,7 @@ def enforce_cap(
     def rank(item: tuple[str, Any]) -> tuple[int, str, int, str]:
         _, e = item
         promoted = e.get("promotedAt") if isinstance(e, dict) else None
-        if isinstance(promoted, str):
+        if isinstance(promoted, str) and promoted:
             return (0, promoted, 0, "")
         if not isinstance(e, dict):
             return (0, "", 0, "")
@@ -460,7 +466,7 @@ def enforce_cap(
             break
         if key in keep:
             continue
-        if protect is not None and isinstance(e, dict) and "promotedAt" not in e and protect(e):
+        if protect is not None and isinstance(e, dict) and not is_promoted(e) and protect(e):
             continue
         victims.append(key)
     for key in victims:
