@@ -86,7 +86,8 @@ _CHANGE_RE = re.compile(
     r"downgraded|took over|taken over|handed (?:it )?over|renamed|dropped|retired|stopped|"
     r"changed|rewritten|removed|cancell?ed|gone|frozen|adopted|is back|are back|back on|"
     r"again|from now on|going forward|passed to|down to|lifted|abandoned|phased out|"
-    r"superseded|transitioned|tightened|raised to|lowered to|increased to|reduced to|"
+    r"superseded|sunset|sunsetted|end of life|transitioned|tightened|raised to|lowered to|"
+    r"increased to|reduced to|"
     r"under the new|this year|"
     r"(?:since|after) the (?:[\w-]+ )?(?:change|upgrade|migration|move|switch|incident|"
     r"rewrite|update)|"
@@ -98,10 +99,12 @@ _CHANGE_RE = re.compile(
 )
 # what a change marker names as the old value: "from X", "replaced X", "X is gone", ...
 _CHANGE_OBJECT_RE = re.compile(
-    r"\b(?:from|replac\w*|no longer (?:uses?|using|needs?)?|dropp\w*|instead of|off|out of|"
-    r"stopped using|took over from|retir\w*|remov\w*|deprecat\w*)\s+((?:[\w@#./:+-]+\s*){1,4})"
+    r"\b(?:from|off|out of|took over from|instead of|replac\w*)\s+"  # "from X to Y": X only
+    r"((?:(?!(?:to|with|for|and|onto|into|by)\b)[\w@#./:+-]+\s*){1,4})"
+    r"|\b(?:no longer(?: uses?| using| needs?)?|dropp\w*|stopped using|retir\w*|remov\w*|"
+    r"deprecat\w*)\s+((?:[\w@#./:+-]+\s*){1,4})"
     r"|((?:[\w@#./:+-]+\s+){1,4})(?:is|are|was|were|has been|have been)\s+(?:now\s+)?"
-    r"(?:gone|removed|dropped|retired|deprecated|cancell?ed|frozen|replaced)\b",
+    r"(?:gone|removed|dropped|retired|deprecated|cancell?ed|frozen|replaced|sunset)\b",
     re.IGNORECASE,
 )
 _CJK_CHANGE = ("现在", "改为", "替换", "不再", "変更", "移行", "もう", "今は", "現在")
@@ -217,7 +220,7 @@ _TOKEN_RE = re.compile(
         |\b[\w@.+-]+(?:/[\w.@+*<>{}-]*)+)
     |(?P<handle>[#@][\w][\w./-]*[\w/])
     |(?P<money>[$€£]\s?\d[\d,]*(?:\.\d+)?)
-    |(?P<version>\bv\d+(?:\.\d+)*(?:\.x)?\b|(?<![A-Za-z0-9_.])\d+(?:\.\d+)+(?:\.x)?(?![\d.])
+    |(?P<version>\bv\d+(?:\.\d+)*(?:\.x)?\b|(?<![A-Za-z0-9_.])\d+(?:\.\d+)+(?:\.x)?(?!\d|\.\d)
         |(?<![A-Za-z0-9_.])\d+\.x\b)
     |(?P<number>(?<![A-Za-z0-9_.])(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?))
         (?P<unit>%|°C|[A-Za-z]{1,3}\b)?
@@ -453,7 +456,7 @@ class Analyzer:
                 values.append(Value("money", surf[0] + norm, surf, slot=surf[0]))
                 seq.append(f"<money:{surf[0]}{norm}>")
             elif kind in ("version", "number"):
-                m2 = re.match(r"(v?)([\d.,]+(?:\.x)?)(.*)", surf, re.IGNORECASE)
+                m2 = re.match(r"(v?)([\d.,]*\d(?:\.x)?)(.*)", surf, re.IGNORECASE)
                 assert m2 is not None
                 digits, unit_raw = m2.group(2), m2.group(3).strip().lower()
                 norm = digits.lower() if kind == "version" else _num(digits)
@@ -565,7 +568,7 @@ class Analyzer:
             change=frozenset(change),
             negated=negated,
             change_objects=tuple(
-                (m.group(1) or m.group(2) or "").strip().lower()
+                (m.group(1) or m.group(2) or m.group(3) or "").strip(" .,;:").lower()
                 for m in _CHANGE_OBJECT_RE.finditer(text)
             ),
         )

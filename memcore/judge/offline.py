@@ -40,8 +40,9 @@ import numpy as np
 from memcore.judge.aliases import words, wordset
 from memcore.judge.analysis import WEAK_KINDS, Analysis, Analyzer, Value, stem
 from memcore.judge.protocol import Embeds, EntryView, Judgement, Pair, Verdict
+from memcore.judge.subject import name_covered, names_disjoint, subjects_differ
 
-VERSION = "offline-1"
+VERSION = "offline-2"
 
 
 @dataclass(frozen=True)
@@ -111,7 +112,7 @@ def _covered(v: Value, other: Analysis, other_squashed: str) -> bool:
     sq = _squash(v.norm.split("|")[0])
     if len(sq) >= 2 and sq in other_squashed:
         return True
-    return v.kind == "name" and any(_close(v.norm[:6], t) for t in other.tokens)
+    return v.kind == "name" and name_covered(v, other)
 
 
 def compare(a: Analysis, b: Analysis, sim: float | None = None) -> Comparison:
@@ -174,6 +175,15 @@ def _moves_forward(va: Value, vb: Value) -> bool:
     return False
 
 
+_DIMENSIONS = {u: "duration" for u in ("ms", "s", "min", "h", "day", "week", "month", "year")}
+_DIMENSIONS |= {u: "size" for u in ("kb", "mb", "gb", "tb")}
+
+
+def _dim(v: Value) -> str:
+    """What a unit measures: every duration is one slot, every data size another."""
+    return _DIMENSIONS.get(v.slot, v.slot)
+
+
 def _value_conflicts(c: Comparison) -> list[tuple[Value, Value]]:
     """Pairs of uncovered values, one per side, that can fill one slot."""
     out = []
@@ -184,13 +194,39 @@ def _value_conflicts(c: Comparison) -> list[tuple[Value, Value]]:
                 continue
             unit_a = va.slot[:1] not in ("@", "#", "")
             unit_b = vb.slot[:1] not in ("@", "#", "")
-            if va.kind == "num" and (unit_a != unit_b or (unit_a and va.slot != vb.slot)):
-                continue  # "30 seconds" and "port 443" are no one slot
-            counted = va.slot[:1] == "#" and vb.slot[:1] == "#"
-            if va.kind == "num" and counted and va.slot != vb.slot:
-                continue
+            if va.kind == "num" and (unit_a != unit_b or (unit_a and _dim(va) != _dim(vb))):
+                continue  # "30 seconds" and "port 443" are no one slot ("8 hours" / "2 days" are)
+            counted = (va.slot[:1] == "#") + (vb.slot[:1] == "#")
+            if va.kind == "num" and counted and va.slot[1:] != vb.slot[1:]:
+                continue  # "3 brokers" and "client 3.7" (or "4 pods" / "6 nodes") are two slots
             out.append((va, vb))
     return out
+
+
+def _one_sided_qualifiers(c: Comparison) -> list[str]:
+    """Strong qualifiers only one side names ("In staging, X sends mail to Mailpit" / "X
+    sends mail via Postmark"): the qualified entry may be a special case of the other."""
+    ka = {k for k, _ in c.a.qualifiers if k not in WEAK_KINDS}
+    kb = {k for k, _ in c.b.qualifiers if k not in WEAK_KINDS}
+    return sorted(f"{k}:{v}" for k, v in c.a.qualifiers | c.b.qualifiers if k in ka ^ kb)
+
+
+def _beyond_the_value(c: Comparison, k: int) -> str:
+    """Why a swapped value in swap ``k`` is not one attribute with two values (empty when it
+    is): a second value swapped with it (an attribute and its value: "targetSdk is 34" /
+    "applicationId is fit.app"), a qualifier on one side only, or several other words that
+    differ ("the production Looker points at ..." / "the BigQuery dataset for marts is ...")."""
+    ra, rb = c.swaps[k]
+    if sum(t.startswith("<") for t in ra) > 1 and sum(t.startswith("<") for t in rb) > 1:
+        return "an attribute and its value both differ"
+    one_sided = _one_sided_qualifiers(c)
+    if one_sided:
+        return f"only one side is qualified ({one_sided[0]})"
+    value_toks = {_token(v) for v in c.vals_a + c.vals_b}
+    rest = [t for t in c.only_a + c.only_b if not t.startswith("<") and t not in value_toks]
+    if len(rest) > 2:
+        return f"more than the value differs ({', '.join(sorted(rest)[:4])})"
+    return ""
 
 
 def _token(v: Value) -> str:
@@ -243,6 +279,9 @@ _WEAK_CHANGE = frozenset(
 def decide(c: Comparison, th: Thresholds, newer_by_date: bool) -> tuple[Verdict, str, float, bool]:
     """The verdict of one comparison: (verdict, reason, confidence, newer-is-known)."""
     a, b = c.a, c.b
+    if subjects_differ(a, b):
+        who = f"{'/'.join(sorted(a.subject))} vs {'/'.join(sorted(b.subject))}"
+        return Verdict.UNRELATED, f"different subjects ({who}): values not compared", 0.8, False
     if a.lang != b.lang and "other" not in (a.lang, b.lang):
         return _cross_language(c, th)
     shared_subject = bool(a.subject & b.subject)
@@ -277,11 +316,19 @@ def decide(c: Comparison, th: Thresholds, newer_by_date: bool) -> tuple[Verdict,
     )
     if c.change and topical and same_attribute:
         why = ", ".join(sorted(c.change))
-        if c.named_old and (strong_change or conflicts or c.vals_b):
+        if pointed and (strong_change or conflicts or c.vals_b):
             return (
                 Verdict.SUPERSEDES,
-                f"newer entry says '{why}' and names the old value {c.named_old[0]}",
+                f"newer entry says '{why}' and names the old value {pointed[0].raw}",
                 0.85,
+                True,
+            )
+        if c.named_old and aligned and (strong_change or c.vals_b):
+            va, vb, _k = aligned[0]
+            return (
+                Verdict.SUPERSEDES,
+                f"newer entry says '{why}': {vb.raw} in place of {va.raw}",
+                0.75,
                 True,
             )
         if (strong_change or a.negated != b.negated) and (
@@ -305,6 +352,14 @@ def decide(c: Comparison, th: Thresholds, newer_by_date: bool) -> tuple[Verdict,
                 Verdict.RELATED,
                 f"two things differ ({' '.join(ra)} / {' '.join(rb)}; {va.raw} / {vb.raw}):"
                 " a qualifier, not a contradiction",
+                0.6,
+                False,
+            )
+        beyond = _beyond_the_value(c, k)
+        if beyond:
+            return (
+                Verdict.RELATED,
+                f"{va.raw} / {vb.raw}, but {beyond}: not one attribute with two values",
                 0.6,
                 False,
             )
@@ -358,6 +413,10 @@ def decide(c: Comparison, th: Thresholds, newer_by_date: bool) -> tuple[Verdict,
     return Verdict.UNRELATED, "different subjects", 0.6, False
 
 
+def _bare(kind: str, norm: str) -> bool:
+    return kind == "num" and "|" not in norm and "." not in norm
+
+
 def _cross_language(c: Comparison, th: Thresholds) -> tuple[Verdict, str, float, bool]:
     strong_a = [v for v in c.vals_a if v.kind != "name"]
     strong_b = [v for v in c.vals_b if v.kind != "name"]
@@ -365,8 +424,11 @@ def _cross_language(c: Comparison, th: Thresholds) -> tuple[Verdict, str, float,
     langs = f"{c.a.lang}/{c.b.lang}"
     if _value_conflicts(c) and strong_a and strong_b:
         return Verdict.RELATED, f"{langs}: differing values", 0.4, False
+    if names_disjoint(c.a, c.b):
+        return Verdict.UNRELATED, f"{langs}: they name different things", 0.5, False
     a_vals = {(v.kind, v.norm) for v in c.a.values} - {(v.kind, v.norm) for v in c.vals_a}
-    shared_specific = sum(k != "name" for k, _ in a_vals)
+    # a bare number ("4000": a port here, an amount there) ties no two languages together
+    shared_specific = sum(k != "name" and not _bare(k, n) for k, n in a_vals)
     clean = not strong_a and not strong_b
     enough = (
         (shared_specific >= 1 and clean)
