@@ -11,6 +11,9 @@
 6. Input size: runs over 30 sessions with a large health block: the largest request body
    against the 16,000-token input cap (target: never above), and reservations that differ
    from the body sent (target 0).
+7. Shared: 2 and 4 workspaces dreaming at once, each its own ``memcore sessions dream``
+   process against one local Chat Completions server (that answers in 0.2 s): failed runs
+   (target 0) and the tokens charged against the user's one daily budget, by workspace.
 
 Run a subset by name: ``python bench/bench_sessions.py leaks input``.
 """
@@ -301,7 +304,7 @@ def bench_leaks(base: Path) -> dict[str, object]:
 def bench_input(base: Path) -> dict[str, object]:
     from memcore.sessions import health_report
     from memcore.sessions.budget import MAX_INPUT_TOKENS
-    from memcore.workspace.db import connect
+    from memcore.sessions.userdb import open_user_db
     from tests.chat_server import chat_server
     from tests.test_sessions_cap import busy_sessions, large_health
 
@@ -319,8 +322,13 @@ def bench_input(base: Path) -> dict[str, object]:
                 break
         bodies = [len(b) for b in srv.bodies]
         tasks = [json.loads(r["messages"][-1]["content"])["task"] for r in srv.requests]
-    conn = connect(ws.db_path)
-    reserved = [int(r[0]) for r in conn.execute("SELECT reserved FROM sess_budget_calls")]
+    conn = open_user_db()  # the user's one ledger (this bench's user dir is its own)
+    reserved = [
+        int(r[0])
+        for r in conn.execute(
+            "SELECT reserved FROM sess_budget_calls WHERE workspace=?", (str(ws.root),)
+        )
+    ]
     conn.close()
     from memcore.sessions.prompts import max_output_tokens
     from memcore.sessions.settings import sessions_settings
@@ -350,12 +358,92 @@ def bench_input(base: Path) -> dict[str, object]:
     }
 
 
+# -- 7: workspaces at once ----------------------------------------------------------------
+
+
+def bench_shared(base: Path) -> dict[str, object]:
+    import subprocess
+
+    from memcore.sessions.userdb import open_user_db
+    from tests.chat_server import Reply, chat_server
+
+    out: dict[str, object] = {}
+    for n in (2, 4):
+        user = base / f"user-shared-{n}"
+        env = {**os.environ, "MEMCORE_USER_DIR": str(user), "MEMCORE_NOW": NOW.isoformat()}
+        with chat_server() as srv:
+            srv.default = lambda _request: Reply(delay=0.2)
+            wss = []
+            for k in range(n):
+                ws = new_workspace(base, f"shared{n}-{k}")
+                ws.config_path.write_text(
+                    f'[llm]\nbase_url = "{srv.url}"\nmodel = "bench"\n'
+                    "[sessions]\nenabled = true\nmin_sessions = 1\n",
+                    encoding="utf-8",
+                )
+                for i in range(3):
+                    msgs = [
+                        ("user", FILLER[(k + i + j) % len(FILLER)] + f" (ws {k}, session {i})")
+                        if j % 2 == 0
+                        else ("assistant", "Noted; done.")
+                        for j in range(8)
+                    ]
+                    write_session(ws, f"s{i}", msgs, NOW - timedelta(days=1, hours=i))
+                wss.append(ws)
+            t0 = time.perf_counter()
+            cmd = [sys.executable, "-m", "memcore", "-w"]
+            procs = [
+                subprocess.Popen(
+                    [*cmd, str(ws.root), "sessions", "dream", "--json"],
+                    env=env,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                )
+                for ws in wss
+            ]
+            results = [p.communicate(timeout=300) for p in procs]
+            wall = time.perf_counter() - t0
+        reports = []
+        for p, (stdout, _err) in zip(procs, results, strict=True):
+            try:
+                reports.append({**json.loads(stdout), "exit": p.returncode})
+            except ValueError:
+                reports.append({"status": "crashed", "exit": p.returncode, "error": _err[-300:]})
+        os.environ["MEMCORE_USER_DIR"] = str(user)
+        conn = open_user_db()
+        try:
+            rows = conn.execute(
+                "SELECT workspace, sum(charged) c, count(*) k FROM sess_budget_calls"
+                " GROUP BY workspace"
+            ).fetchall()
+            gv = conn.execute(
+                "SELECT max(version) FROM sess_memories WHERE level='global'"
+            ).fetchone()[0]
+        finally:
+            conn.close()
+        ledger = {Path(r["workspace"]).name: int(r["c"] or 0) for r in rows}
+        out[f"{n}_workspaces"] = {
+            "failed_runs": sum(1 for r in reports if r.get("status") != "ok" or r["exit"] != 0),
+            "statuses": [r.get("status") for r in reports],
+            "errors": [r.get("error") for r in reports if r.get("error")],
+            "calls": sum(int(r["k"]) for r in rows),
+            "charged_by_reports": sum(r.get("tokens", {}).get("charged", 0) for r in reports),
+            "charged_in_user_ledger": sum(ledger.values()),
+            "ledger_by_workspace": ledger,
+            "global_versions": gv,
+            "wall_s": round(wall, 2),
+        }
+    return out
+
+
 BENCHES = {
     "speed": bench_speed,
     "tokens": bench_tokens,
     "quality": bench_quality,
     "leaks": bench_leaks,
     "input": bench_input,
+    "shared": bench_shared,
 }
 
 

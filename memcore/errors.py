@@ -27,7 +27,8 @@ tool error. Subclasses inherit both unless they say otherwise.
     ├── BadAnswer ........... exit 1   HTTP 502  a model's answer failed validation
     ├── BudgetExhausted ..... exit 1   HTTP 429  today's token budget is spent
     ├── LeaseLost ........... exit 1   HTTP 409  another session dream took the lease over
-    └── SourceChanged ....... exit 1   HTTP 409  a session source changed under the run
+    ├── SourceChanged ....... exit 1   HTTP 409  a session source changed under the run
+    └── RunStopped .......... exit 1   HTTP 409  a session dream was stopped (signal, stop)
 
     Signals (not errors; never shown to a user as such):
     JobSkipped .............. a scheduled job records its slot as done without work
@@ -171,6 +172,13 @@ class LeaseLost(MemcoreError):
 
 class SourceChanged(MemcoreError):
     """A source changed under the run; its publication was abandoned (it stays queued)."""
+
+    http_status = 409
+
+
+class RunStopped(MemcoreError):
+    """A session dream was asked to stop (SIGTERM, a gateway stop, ``sessions stop``); what
+    it had published stays, the rest is queued for the next run."""
 
     http_status = 409
 

@@ -12,9 +12,9 @@ from memcore.sessions.budget import MAX_INPUT_TOKENS
 from memcore.sessions.prompts import max_output_tokens
 from memcore.sessions.run import execute
 from memcore.sessions.settings import sessions_settings
+from memcore.sessions.userdb import open_user_db
 from memcore.workspace.config import load_config
 from memcore.workspace.core import Workspace
-from memcore.workspace.db import connect
 from tests.chat_server import chat_server
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
@@ -74,7 +74,7 @@ def test_every_request_fits_the_cap_and_reservation_equals_the_body(ws: Workspac
     assert tasks.count("project") >= 2  # the project step needed several calls
     sizes = [len(b) for b in bodies]
     assert max(sizes) <= MAX_INPUT_TOKENS, sizes
-    conn = connect(ws.db_path)
+    conn = open_user_db()  # the one ledger of the user
     reserved = [r[0] for r in conn.execute("SELECT reserved FROM sess_budget_calls ORDER BY id")]
     conn.close()
     limits = {"session": settings.session_limit, "project": settings.project_limit}

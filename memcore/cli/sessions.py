@@ -117,7 +117,7 @@ def status_cmd(as_json: bool) -> None:
         f" unreadable: {len(out['unreadable'])}",
         f"next automatic run: {'due' if out['next']['due'] else 'not due'}"
         f" — {out['next']['reason']}",
-        f"tokens today ({b['day']} UTC): {b['used']} of {b['budget']}"
+        f"tokens today ({b['day']} UTC, every workspace of this user): {b['used']} of {b['budget']}"
         f" ({b['reserved_open']} reserved, unsettled)",
     ]
     if out["lease"]:

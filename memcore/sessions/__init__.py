@@ -75,11 +75,25 @@ def _open(ws: Workspace) -> sqlite3.Connection:
     return conn
 
 
+def _budget_blocked(budget: int, now: datetime) -> bool:
+    """Whether the user's ledger has nothing left today (any workspace spent it)."""
+    from memcore.sessions.budget import budget_status, day_of
+    from memcore.sessions.store import get_state
+    from memcore.sessions.userdb import open_user_db
+
+    user = open_user_db()
+    try:
+        if get_state(user, "budget_blocked_day") == day_of(now):
+            return True
+        return budget_status(user, budget, now).remaining <= 0
+    finally:
+        user.close()
+
+
 def due(ws: Workspace, now: datetime) -> Gate:
     """Whether an automatic run should start now: enabled, enough candidates, the interval
     since the last success, no failure within the last hour, budget left today."""
     from memcore.sessions import catalog
-    from memcore.sessions.budget import day_of
     from memcore.sessions.settings import sessions_settings
     from memcore.sessions.store import get_state
     from memcore.workspace.clock import parse_iso
@@ -99,8 +113,13 @@ def due(ws: Workspace, now: datetime) -> Gate:
                 f"backing off after a failed run until {failure + FAILURE_BACKOFF:%H:%M} UTC",
                 n,
             )
-        if get_state(conn, "budget_blocked_day") == day_of(now):
-            return Gate(False, "today's token budget is used up; waiting for 00:00 UTC", n)
+        if _budget_blocked(settings.daily_token_budget, now):
+            return Gate(
+                False,
+                "today's token budget (shared by the user's workspaces) is used up;"
+                " waiting for 00:00 UTC",
+                n,
+            )
         if n < settings.min_sessions:
             return Gate(False, f"{n} candidate sessions, {settings.min_sessions} needed", n)
         success = parse_iso(get_state(conn, "last_success_at"))
@@ -146,10 +165,22 @@ def dream(
     )
 
 
+def _budget(conn: sqlite3.Connection, ws: Workspace, budget: int, now: datetime) -> dict[str, Any]:
+    """Today's use of the user's one budget (every workspace and the gateway charge it)."""
+    from memcore.sessions.budget import budget_status
+    from memcore.sessions.userdb import migrate_ledger, open_user_db
+
+    user = open_user_db()
+    try:
+        migrate_ledger(conn, user, str(ws.root))
+        return dict(budget_status(user, budget, now).as_dict())
+    finally:
+        user.close()
+
+
 def status(ws: Workspace, now: datetime | None = None) -> dict[str, Any]:
     """Candidates, unreadable sessions, budget, lease, gate and the last run report."""
     from memcore.sessions import catalog
-    from memcore.sessions.budget import budget_status
     from memcore.sessions.lease import lease_holder
     from memcore.sessions.settings import project_id, sessions_settings
     from memcore.sessions.store import get_state, last_run
@@ -172,7 +203,7 @@ def status(ws: Workspace, now: datetime | None = None) -> dict[str, Any]:
                 {"session": s.id, "error": s.error} for s in sessions if s.status == "unreadable"
             ],
             "independent": [s.id for s in sessions if s.independent],
-            "budget": budget_status(conn, settings.daily_token_budget, now).as_dict(),
+            "budget": _budget(conn, ws, settings.daily_token_budget, now),
             "lease": lease_holder(conn, now),
             "last_success_at": get_state(conn, "last_success_at"),
             "last_failure_at": get_state(conn, "last_failure_at"),

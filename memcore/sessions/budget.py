@@ -5,6 +5,10 @@ than the real token count; it is a ceiling, not a bill). Before a call memcore r
 estimate plus the maximum output; after it, the reservation is settled with the usage the
 provider reports. A call that never settles (cancelled, crashed, no usage reported) keeps its
 reservation. The day is the UTC date; the budget resets at 00:00 UTC.
+
+The ledger lives in the user database (see ``memcore.sessions.userdb``): one budget per
+user, shared by every workspace and the gateway. Each reservation is one ``BEGIN IMMEDIATE``
+transaction there, so concurrent workspaces never spend past it together.
 """
 
 from __future__ import annotations
@@ -81,6 +85,7 @@ def reserve(
     now: datetime,
     run_id: str | None,
     model: str,
+    workspace: str | None = None,
 ) -> int:
     """Reserve ``amount`` tokens for one call; BudgetExhausted when it does not fit today."""
     with transaction(conn):
@@ -91,10 +96,13 @@ def reserve(
                 f" the next call needs up to {amount}; it waits until "
                 f"{iso_ms(next_reset(now))} (00:00 UTC)"
             )
+        cols = "run_id, day, model, reserved, status, created_at"
+        values: tuple[object, ...] = (run_id, status.day, model, amount, "reserved", iso_ms(now))
+        if workspace is not None:
+            cols, values = cols + ", workspace", (*values, workspace)
         cur = conn.execute(
-            "INSERT INTO sess_budget_calls (run_id, day, model, reserved, status, created_at)"
-            " VALUES (?,?,?,?, 'reserved', ?)",
-            (run_id, status.day, model, amount, iso_ms(now)),
+            f"INSERT INTO sess_budget_calls ({cols}) VALUES ({','.join('?' * len(values))})",
+            values,
         )
         return int(cur.lastrowid or 0)
 

@@ -43,12 +43,15 @@ class CallStats:
 
 @dataclass
 class Caller:
-    conn: sqlite3.Connection
+    conn: sqlite3.Connection  # the user ledger: one daily budget for every workspace
     llm: LLM
     lease: Lease
     clock: Callable[[], datetime]
     daily_budget: int
     run_id: str
+    workspace: str = ""  # charged to the ledger with each call
+    leases: list[Lease] = field(default_factory=list)  # renewed with ``lease`` after a call
+    should_stop: Callable[[], None] | None = None  # raises RunStopped before a call
     stats: CallStats = field(default_factory=CallStats)
     accepted: int = 0  # answers that passed validation
     rejected: list[str] = field(default_factory=list)  # why each rejected answer was rejected
@@ -133,6 +136,8 @@ class Caller:
         if health and self.request_size(messages, max_out) > bud.MAX_INPUT_TOKENS:
             # one source that alone fills the call: it goes without the health block
             messages = build_messages(task, limit, current_ref, current_text, sources)
+        if self.should_stop is not None:
+            self.should_stop()
         call_id = None
         if self.llm.metered:
             amount = self.request_size(messages, max_out) + max_out
@@ -143,6 +148,7 @@ class Caller:
                 now=self.clock(),
                 run_id=self.run_id,
                 model=self.llm.name,
+                workspace=self.workspace,
             )
             self.stats.reserved += amount
         self.stats.calls += 1
@@ -161,6 +167,8 @@ class Caller:
         elif self.llm.metered:
             self.stats.no_usage += 1
         self.lease.renew(self.clock())
+        for extra in self.leases:
+            extra.renew(self.clock())
         try:
             transcript = [s.text for s in sources if s.kind in ("messages", "raw")]
             memory, used, changes = validate_answer(

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from memcore.sessions.flow import open_user_db
 from memcore.sessions.settings import project_id
 from memcore.sessions.store import Version, ensure_schema, latest
+from memcore.sessions.userdb import open_user_db
 from memcore.workspace.core import Workspace
 from memcore.workspace.db import connect
 

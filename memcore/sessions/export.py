@@ -59,7 +59,7 @@ def render(
 
 def export_summaries(ws: Workspace, conn: sqlite3.Connection) -> list[str]:
     """Write changed files; the workspace-relative paths written."""
-    from memcore.sessions.flow import open_user_db
+    from memcore.sessions.userdb import open_user_db
 
     user = open_user_db()
     try:

@@ -16,11 +16,9 @@ from typing import Any
 from memcore.errors import SourceChanged
 from memcore.sessions.calls import Caller
 from memcore.sessions.prompts import RequestSource
-from memcore.sessions.settings import user_dir
 from memcore.sessions.store import (
     Source,
     Version,
-    ensure_schema,
     get_version,
     insert_version,
     latest,
@@ -28,19 +26,8 @@ from memcore.sessions.store import (
     transaction,
     uplinks,
 )
-from memcore.workspace.db import connect
-
-USER_DB_NAME = "global.sqlite"
-
-
-def open_user_db() -> sqlite3.Connection:
-    conn = connect(user_dir() / USER_DB_NAME)
-    ensure_schema(conn)
-    conn.execute(
-        "CREATE TABLE IF NOT EXISTS sess_projects (id TEXT PRIMARY KEY, workspace TEXT NOT NULL,"
-        " name TEXT, updated_at TEXT)"
-    )
-    return conn
+from memcore.sessions.userdb import USER_DB_NAME as USER_DB_NAME
+from memcore.sessions.userdb import open_user_db as open_user_db
 
 
 def child_key(v: Version) -> str:

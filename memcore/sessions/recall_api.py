@@ -25,7 +25,6 @@ from typing import Any
 from memcore.errors import InputError
 from memcore.redact import redact
 from memcore.sessions import catalog
-from memcore.sessions.flow import open_user_db
 from memcore.sessions.settings import project_id
 from memcore.sessions.store import (
     Version,
@@ -37,6 +36,7 @@ from memcore.sessions.store import (
     version_sources,
 )
 from memcore.sessions.transcripts import read_transcript
+from memcore.sessions.userdb import open_user_db
 from memcore.workspace.core import Workspace
 from memcore.workspace.db import connect
 

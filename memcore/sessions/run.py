@@ -30,8 +30,8 @@ from memcore.redact import redact
 from memcore.sessions import catalog
 from memcore.sessions.budget import split_utf8
 from memcore.sessions.calls import Caller
-from memcore.sessions.flow import flow_up, latest_projects, mirror_project, open_user_db
-from memcore.sessions.lease import DEFAULT_TTL, Lease
+from memcore.sessions.flow import flow_up, latest_projects, mirror_project
+from memcore.sessions.lease import DEFAULT_TTL, GLOBAL_LEASE_NAME, Lease
 from memcore.sessions.prompts import RequestSource
 from memcore.sessions.settings import SessionsSettings, project_id, sessions_settings
 from memcore.sessions.store import (
@@ -45,6 +45,7 @@ from memcore.sessions.store import (
     transaction,
 )
 from memcore.sessions.transcripts import Message, Transcript, range_digest, read_transcript
+from memcore.sessions.userdb import migrate_ledger, open_user_db
 from memcore.workspace.clock import iso_ms
 from memcore.workspace.config import load_config
 from memcore.workspace.core import Workspace
@@ -67,11 +68,14 @@ class Run:
     caller: Caller
     lease: Lease
     now: datetime
+    user: sqlite3.Connection | None = None  # the user database: ledger, global memory
+    global_wait: float = 600.0  # seconds the global step waits for another workspace's
     cache: dict[str, Transcript] = field(default_factory=dict)
     read: list[dict[str, Any]] = field(default_factory=list)
     wrote: list[str] = field(default_factory=list)
     skipped: list[dict[str, str]] = field(default_factory=list)
     reviewed: list[str] = field(default_factory=list)
+    deferred: list[str] = field(default_factory=list)  # steps left to the next run, with why
     progress: Progress | None = None
 
     @property
@@ -256,8 +260,22 @@ def execute(
             " VALUES (?,?, 'running', ?, ?)",
             (run_id, iso_ms(now), trigger, lease.holder),
         )
-    caller = Caller(conn, model, lease, clock, settings.daily_token_budget, run_id)
-    run = Run(ws, conn, settings, caller, lease, now, progress=progress)
+    user = open_user_db()
+    migrate_ledger(conn, user, str(ws.root))
+    caller = Caller(
+        user, model, lease, clock, settings.daily_token_budget, run_id, workspace=str(ws.root)
+    )
+    run = Run(
+        ws,
+        conn,
+        settings,
+        caller,
+        lease,
+        now,
+        user=user,
+        global_wait=max(600.0, 4 * timeout),
+        progress=progress,
+    )
     status, error = "ok", None
     lost = False
     report: dict[str, Any] = {}
@@ -274,11 +292,13 @@ def execute(
         status, error = "failed", f"interrupted: {type(exc).__name__}: {exc}"
         _finish(run, run_id, status, error, report, lost=False)
         lease.release()
+        user.close()
         raise
     _finish(run, run_id, status, error, report, lost=lost)
     if not lost:
         lease.release()
     conn.close()
+    user.close()
     plain: dict[str, Any] = json.loads(json.dumps(report))  # JSON types only, no shared lists
     return plain
 
@@ -331,26 +351,56 @@ def _steps(run: Run, health: dict[str, Any] | None) -> tuple[str, str | None]:
     )
     project = latest(run.conn, "project", pid)
     if project is not None:
-        user = open_user_db()
-        try:
-            mirror_project(user, project, run.ws.root, run.ws.root.name, run.now_iso)
-            run.lease.check()
-            run.wrote += flow_up(
-                run.caller,
-                user,
-                "global",
-                "",
-                latest_projects(user),
-                run.settings.global_limit,
-                now_iso=run.now_iso,
-                before_publish=run.lease.check,
-            )
-        finally:
-            user.close()
+        _global_step(run, project)
     from memcore.sessions.export import export_summaries
 
     export_summaries(run.ws, run.conn)
     return "ok", None
+
+
+def _global_step(run: Run, project: Any) -> None:
+    """Mirror the project memory into the user database and fold changed projects into the
+    global memory. Workspaces that reach this step at once take turns on the global lease
+    (waiting, never failing); one still waiting after ``global_wait`` leaves the global step
+    to its next run (the changed project stays unseen, so it is folded then)."""
+    user = run.user
+    assert user is not None
+    mirror_project(user, project, run.ws.root, run.ws.root.name, run.now_iso)
+    run.lease.check()
+    glease = Lease(
+        user,
+        ttl=run.lease.ttl,
+        holder=run.lease.holder,
+        name=GLOBAL_LEASE_NAME,
+    )
+    if not glease.acquire_waiting(
+        run.caller.clock, wait_seconds=run.global_wait, should_stop=run.caller.should_stop
+    ):
+        run.deferred.append(
+            f"global: another workspace held the global step for {run.global_wait:g}s;"
+            " the next run folds this project in"
+        )
+        return
+    run.caller.leases.append(glease)
+    try:
+
+        def check_both() -> None:
+            run.lease.check()
+            glease.check()
+
+        run.wrote += flow_up(
+            run.caller,
+            user,
+            "global",
+            "",
+            latest_projects(user),
+            run.settings.global_limit,
+            now_iso=run.now_iso,
+            before_publish=check_both,
+        )
+    finally:
+        run.caller.leases.remove(glease)
+        glease.release()
 
 
 def _finish(
@@ -371,6 +421,7 @@ def _finish(
             "reviewed": run.reviewed,
             "wrote": run.wrote,
             "skipped": run.skipped,
+            "deferred": run.deferred,
             "checked": run.caller.checked,
             "queued": [s.id for s in queued],
             "tokens": run.caller.stats.as_dict(),
@@ -398,3 +449,6 @@ def _finish(
             set_state(run.conn, "last_failure_at", iso_ms(run.caller.clock()))
         elif status == "budget":
             set_state(run.conn, "budget_blocked_day", run.now_iso[:10])
+    if status == "budget" and run.user is not None:  # every workspace of the user waits
+        with transaction(run.user):
+            set_state(run.user, "budget_blocked_day", run.now_iso[:10])
