@@ -136,8 +136,9 @@ def record_cmd(query: str, origin: str, lock_timeout: float, as_json: bool) -> N
     """Record search hits read as JSON on stdin (a list of results, or {"results": [...]}).
 
     This is how an agent with its own memory search feeds memcore's recall tracking. Only hits
-    on daily notes (memory/YYYY-MM-DD.md) inside the workspace are recorded; a path outside
-    it is refused.
+    on daily notes inside the workspace are recorded (memory/YYYY-MM-DD.md, split days
+    memory/YYYY-MM-DD-HHMM.md, sub-folders memory/<sub>/YYYY-MM-DD.md); a path outside it is
+    refused.
 
     \b
     Examples:
@@ -242,6 +243,37 @@ def promote_cmd(
     _print_promote(ws, result)
 
 
+#: How the preview names each reason an entry is not a candidate.
+REASON_NAMES = {
+    "promoted": "already promoted",
+    "notDailyNote": "not on a daily note",
+    "recallCount": "too few recalls",
+    "uniqueQueries": "too few distinct queries",
+    "score": "score below minScore",
+}
+
+
+def totals_line(result: Any) -> str | None:
+    """``Entries: 13 = 10 qualifying + 2 already promoted + 1 not on a daily note``: every
+    store entry under a named reason, so the totals have no silent gap."""
+    ex = result.exclusions
+    if not ex:
+        return None
+    by = ex.get("byReason") or {}
+    qualifying = ex["considered"] - ex["excluded"]
+    total = ex["considered"] + by.get("promoted", 0)
+    parts = [f"{qualifying} qualifying"]
+    for k in ("promoted", "notDailyNote", "recallCount", "uniqueQueries", "score"):
+        if by.get(k):
+            parts.append(f"{by[k]} {REASON_NAMES[k]}")
+    for k, v in sorted(by.items()):
+        if k not in REASON_NAMES and v:
+            parts.append(f"{v} {k}")
+    shown = len(result.candidates)
+    more = f" (showing {shown}: --limit)" if shown < qualifying else ""
+    return f"Entries: {total} = " + " + ".join(parts) + more
+
+
 def _print_promote(ws: Any, result: Any) -> None:
     if not result.candidates:
         click.echo("No short-term recall candidates.")
@@ -251,6 +283,7 @@ def _print_promote(ws: Any, result: Any) -> None:
             reasons = ", ".join(f"{k} {v}" for k, v in sorted(ex["byReason"].items()))
             total = ex["considered"] + ex["byReason"].get("promoted", 0)
             click.echo(f"Excluded {ex['excluded']} of {total}: {reasons}")
+        if ex.get("excluded"):
             click.echo("See why: memcore memory explain <path or text>")
     else:
         th = result.thresholds
@@ -263,6 +296,9 @@ def _print_promote(ws: Any, result: Any) -> None:
             f"Gates: minScore={th.min_score:g} minRecallCount={th.min_recall_count} "
             f"minUniqueQueries={th.min_unique_queries} limit={result.limit}"
         )
+        line = totals_line(result)
+        if line:
+            click.echo(line)
         click.echo("")
         for c in result.candidates:
             click.echo(f"{c.score:.3f} {c.path}:{c.start_line}-{c.end_line}")
@@ -404,7 +440,8 @@ def _status_lines(ws: Any, st: dict[str, Any], fix: bool) -> list[str]:
         lines.append(f"Index skipped: {skipped['path']}: {skipped['reason']}")
     lines.append(
         f"Recall store: {h['entries']} entries · {st['promotedTotal']} promoted · "
-        f"{st['shortTermCount']} short-term · {h['invalid']} invalid · {h['sizeBytes']} bytes"
+        f"{st['shortTermCount']} short-term · {st.get('notDailyNoteCount', 0)} not on a daily "
+        f"note · {h['invalid']} invalid · {h['sizeBytes']} bytes"
     )
     lines.append(f"Recall path: {ws.store_path}")
     if h.get("updatedAt"):

@@ -46,6 +46,7 @@ def store_counts(ws: Workspace, now: datetime, settings: DreamingSettings) -> di
     out: dict[str, Any] = {
         "shortTermCount": 0,
         "promotedTotal": 0,
+        "notDailyNoteCount": 0,
         "promotedToday": 0,
         "lastPromotedAt": None,
         "storeHealth": health,
@@ -67,6 +68,7 @@ def store_counts(ws: Workspace, now: datetime, settings: DreamingSettings) -> di
     health["updatedAt"] = _updated_at(ws)
     out["shortTermCount"] = totals["shortTerm"]
     out["promotedTotal"] = totals["promoted"]
+    out["notDailyNoteCount"] = totals["notDailyNote"]
     out["promotedToday"] = totals["promotedSince"]
     out["lastPromotedAt"] = totals["lastPromotedAt"]
     return out

@@ -312,7 +312,7 @@ def _key_num(value: float) -> int | float:
 def workspace_rel(ws: Workspace, path: str, what: str = "path") -> str:
     """``path`` as a workspace-relative POSIX path; InputError when it is not inside the
     workspace (``..``, an absolute path elsewhere, a symlink resolving outside, a NUL)."""
-    allowed = f"a daily note memory/YYYY-MM-DD.md inside {ws.root}"
+    allowed = f"a daily note memory/[<sub>/]YYYY-MM-DD[-HHMM].md inside {ws.root}"
     if "\x00" in path or any(ord(ch) < 32 for ch in path):
         raise InputError(f"{what}: 'path' {path!r} holds control characters; allowed: {allowed}")
     norm = normalize_rel_path(path)

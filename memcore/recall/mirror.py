@@ -45,9 +45,13 @@ CREATE INDEX IF NOT EXISTS recall_index_rank ON recall_index
     (eligible, promoted_at, recall_count, n_queries, freq, rel, last_epoch, path);
 CREATE TABLE IF NOT EXISTS recall_index_meta (
     id INTEGER PRIMARY KEY CHECK (id = 1),
-    size INTEGER, mtime_ns INTEGER, ino INTEGER, invalid INTEGER NOT NULL DEFAULT 0
+    size INTEGER, mtime_ns INTEGER, ino INTEGER, invalid INTEGER NOT NULL DEFAULT 0,
+    rules INTEGER NOT NULL DEFAULT 2
 );
 """
+#: Version of the rules the derived columns follow (``eligible``: which paths are daily notes;
+#: 2 = split days and sub-folders). A mirror built under other rules is dropped and rebuilt.
+RULES = 2
 
 Stat = tuple[int, int, int] | None
 
@@ -76,7 +80,12 @@ def memory_connect() -> sqlite3.Connection:
 
 def _ensure(conn: sqlite3.Connection) -> None:
     cols = {r[1] for r in conn.execute("PRAGMA table_info(recall_index)")}
-    if cols and "freq" not in cols:  # an older layout: the mirror is rebuildable
+    meta = {r[1] for r in conn.execute("PRAGMA table_info(recall_index_meta)")}
+    stale = bool(cols) and ("freq" not in cols or "rules" not in meta)
+    if not stale and "rules" in meta:
+        row = conn.execute("SELECT rules FROM recall_index_meta WHERE id = 1").fetchone()
+        stale = row is not None and row[0] != RULES
+    if stale:  # an older layout or older rules: the mirror is rebuildable
         conn.executescript("DROP TABLE recall_index; DROP TABLE IF EXISTS recall_index_meta;")
     conn.executescript(_SCHEMA)
 
@@ -248,14 +257,16 @@ def gate_rows(
 
 def counts(conn: sqlite3.Connection, day_start: datetime | None = None) -> dict[str, Any]:
     """Totals for status: entries, short-term (unpromoted eligible), promoted, promoted since
-    ``day_start``, the last promotion, and the invalid entries of the last full read."""
+    ``day_start``, the last promotion, entries on files that are not daily notes (entries =
+    short-term + promoted + those), and the invalid entries of the last full read."""
     since = iso_ms(day_start) if day_start is not None else "9999"
     row = conn.execute(
         """SELECT COUNT(*),
                   SUM(CASE WHEN eligible = 1 AND promoted_at IS NULL THEN 1 ELSE 0 END),
                   SUM(CASE WHEN eligible = 1 AND promoted_at IS NOT NULL THEN 1 ELSE 0 END),
                   SUM(CASE WHEN eligible = 1 AND promoted_at >= ? THEN 1 ELSE 0 END),
-                  MAX(CASE WHEN eligible = 1 THEN promoted_at END)
+                  MAX(CASE WHEN eligible = 1 THEN promoted_at END),
+                  SUM(CASE WHEN eligible = 0 THEN 1 ELSE 0 END)
            FROM recall_index""",
         (since,),
     ).fetchone()
@@ -266,6 +277,7 @@ def counts(conn: sqlite3.Connection, day_start: datetime | None = None) -> dict[
         "promoted": int(row[2] or 0),
         "promotedSince": int(row[3] or 0),
         "lastPromotedAt": row[4],
+        "notDailyNote": int(row[5] or 0),
         "invalid": int(meta[0]) if meta else 0,
     }
 

@@ -19,6 +19,11 @@ from pathlib import Path
 from memcore.errors import LockBusy, WorkspaceError
 
 DAILY_NOTE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}\.md$")
+#: A daily note's file name: ``YYYY-MM-DD.md`` or a split day ``YYYY-MM-DD-HHMM.md``.
+DAILY_NAME_RE = re.compile(r"^\d{4}-\d{2}-\d{2}(?:-\d{4})?\.md$")
+#: Folders under memory/ whose dated files are not daily notes (OpenClaw's dreaming reports,
+#: copies of other tools' memory); hidden folders (memory/.dreams/) never hold daily notes.
+NOT_DAILY_FOLDERS = frozenset({"dreaming", "imports"})
 DEFAULT_LOCK_TIMEOUT = 10.0
 
 
@@ -73,12 +78,24 @@ class Workspace:
         return self.dreams_dir
 
     def daily_notes(self) -> list[Path]:
-        """Daily notes ``memory/YYYY-MM-DD.md``, oldest first."""
+        """Daily notes, oldest first: ``memory/YYYY-MM-DD.md``, split days
+        ``memory/YYYY-MM-DD-HHMM.md`` and notes in sub-folders ``memory/<sub>/YYYY-MM-DD.md``
+        (see :func:`is_daily_note_path`); ordered by file name, then path."""
         if not self.memory_dir.is_dir():
             return []
-        return sorted(
-            p for p in self.memory_dir.iterdir() if DAILY_NOTE_RE.match(p.name) and p.is_file()
-        )
+        found: list[Path] = []
+        for dirpath, dirnames, filenames in os.walk(self.memory_dir):
+            dirnames[:] = sorted(
+                d
+                for d in dirnames
+                if not d.startswith(".")
+                and not (Path(dirpath) == self.memory_dir and d in NOT_DAILY_FOLDERS)
+            )
+            for name in filenames:
+                p = Path(dirpath) / name
+                if DAILY_NAME_RE.match(name) and p.is_file():
+                    found.append(p)
+        return sorted(found, key=lambda p: (p.name, p.as_posix()))
 
     def markdown_files(self) -> list[Path]:
         """MEMORY.md and every markdown file under memory/ except memory/.dreams/."""
@@ -287,12 +304,29 @@ def is_workspace(ws: Workspace) -> bool:
 
 
 def is_daily_note_path(path: str) -> bool:
-    """True for ``…/memory/YYYY-MM-DD.md`` or a bare ``YYYY-MM-DD.md`` (OpenClaw's rule)."""
+    """True for a daily note: ``…/memory/YYYY-MM-DD.md`` or a bare ``YYYY-MM-DD.md``, a split
+    day ``YYYY-MM-DD-HHMM.md``, and a note in a sub-folder ``memory/<sub>/YYYY-MM-DD.md``
+    (every layout of OpenClaw's workspaces); not under ``memory/dreaming/``,
+    ``memory/imports/`` or a hidden folder."""
+    return daily_note_reason(path) is None
+
+
+def daily_note_reason(path: str) -> str | None:
+    """Why ``path`` is not a daily note (a few words), or None when it is one."""
     norm = normalize_rel_path(path)
     parts = norm.split("/")
-    if not DAILY_NOTE_RE.match(parts[-1]):
-        return False
-    return len(parts) == 1 or parts[-2] == "memory"
+    if not DAILY_NAME_RE.match(parts[-1]):
+        return "file name is not YYYY-MM-DD.md or YYYY-MM-DD-HHMM.md"
+    if len(parts) == 1:
+        return None
+    if "memory" not in parts[:-1]:
+        return "not under memory/"
+    sub = parts[parts.index("memory") + 1 : -1]
+    if any(d.startswith(".") for d in sub):
+        return "in a hidden folder"
+    if sub and sub[0] in NOT_DAILY_FOLDERS:
+        return f"under memory/{sub[0]}/"
+    return None
 
 
 def normalize_rel_path(path: str) -> str:
