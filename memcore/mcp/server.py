@@ -3,16 +3,23 @@
 Tools: ``memory_search`` (search and record recalls, as the CLI does), ``memory_record`` (record
 the hits of the agent's own search, as ``memory record``), ``memory_get`` (a line
 range of a markdown file inside the workspace; anything else is refused), ``dreaming`` (the
-``/dreaming`` chat command), ``promote_preview``, ``recall`` (short memories of sessions), and
+``/dreaming`` chat command), ``promote_preview``, ``context`` (the memory block to load, as
+``memcore context``), ``recall`` (short memories of sessions; the CLI's argument names), and
 ``dream_pending`` / ``dream_decide`` (the agent judges consolidation: :mod:`memcore.dream.agent`).
+Every argument carries a description in the tool's input schema, so a model can call the tools
+without reading the docs.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 import re
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
-from typing import Any, ParamSpec, TypeVar
+from typing import Annotated, Any, ParamSpec, TypeVar
+
+from pydantic import Field
 
 from memcore.errors import InputError, MemcoreError
 from memcore.workspace.clock import utcnow
@@ -24,6 +31,26 @@ DEFAULT_LINES = 200
 _DRIVE_RE = re.compile(r"^[A-Za-z]:")
 P = ParamSpec("P")
 R = TypeVar("R")
+
+
+def _arg(description: str, **kw: Any) -> Any:
+    """An argument's description (and alias) in the tool's input schema."""
+    return Field(description=description, **kw)
+
+
+def _aliased(fn: Callable[..., R], aliases: dict[str, str]) -> Callable[..., R]:
+    """``fn`` taking arguments by their schema aliases (``from`` for ``from_``): the SDK
+    passes aliased names through unchanged, and a keyword cannot name a Python parameter."""
+
+    @functools.wraps(fn)
+    def call(**kwargs: Any) -> R:
+        for alias, name in aliases.items():
+            if alias in kwargs:
+                kwargs[name] = kwargs.pop(alias)
+        return fn(**kwargs)
+
+    call.__signature__ = inspect.signature(fn, eval_str=True)  # type: ignore[attr-defined]
+    return call
 
 
 def resolve_inside(ws: Workspace, path: str) -> Path:
@@ -79,6 +106,12 @@ def read_lines(
     }
 
 
+ORIGIN_HELP = (
+    "Who searched: interactive (answering someone; counts toward promotion's distinct-queries "
+    "gate), agent (your own automatic search), schedule or backfill."
+)
+
+
 def build_server(ws: Workspace) -> Any:
     """The MCPServer with memcore's tools bound to ``ws``."""
     from mcp.server.mcpserver import MCPServer
@@ -106,7 +139,11 @@ def build_server(ws: Workspace) -> Any:
             raise ToolError(f"{type(exc).__name__} ({exc.http_status}): {exc}") from None
 
     @server.tool()
-    def memory_search(query: str, limit: int = 10, origin: str = "interactive") -> dict[str, Any]:
+    def memory_search(
+        query: Annotated[str, _arg("What to look for, in words (not empty).")],
+        limit: Annotated[int, _arg("Most hits to return, 1 to 100.")] = 10,
+        origin: Annotated[str, _arg(ORIGIN_HELP)] = "interactive",
+    ) -> dict[str, Any]:
         """Search MEMORY.md and the daily notes; hits on daily notes are recorded as recalls
         (they feed promotion into long-term memory). Returns path, line range, score, snippet.
         ``origin``: interactive (answering someone, the default), agent (a search of your own,
@@ -130,11 +167,20 @@ def build_server(ws: Workspace) -> Any:
 
     @server.tool()
     def memory_record(
-        query: str, results: list[dict[str, Any]], origin: str = "interactive"
+        query: Annotated[str, _arg("The query your own search answered (not empty).")],
+        results: Annotated[
+            list[dict[str, Any]],
+            _arg(
+                "Your search's hits, each {path, startLine, endLine, score (0-1), snippet}; "
+                "path relative to the workspace, e.g. memory/2026-04-01.md."
+            ),
+        ],
+        origin: Annotated[str, _arg(ORIGIN_HELP)] = "interactive",
     ) -> dict[str, Any]:
         """Record hits of your own memory search as recalls (as ``memcore memory record``):
         results are {path, startLine, endLine, score, snippet}; only daily notes
-        memory/YYYY-MM-DD.md inside this workspace are recorded, a path outside is refused."""
+        (memory/YYYY-MM-DD.md, memory/YYYY-MM-DD-HHMM.md, memory/<sub>/YYYY-MM-DD.md) inside
+        this workspace are recorded, a path outside is refused."""
         from memcore.recall.entries import ORIGINS
         from memcore.recall.store import record_recalls
 
@@ -150,21 +196,34 @@ def build_server(ws: Workspace) -> Any:
         return out
 
     @server.tool()
-    def memory_get(path: str, start_line: int = 1, end_line: int | None = None) -> dict[str, Any]:
+    def memory_get(
+        path: Annotated[str, _arg("Workspace-relative markdown file, e.g. memory/2026-04-01.md.")],
+        start_line: Annotated[int, _arg("First line to read, 1-based.")] = 1,
+        end_line: Annotated[
+            int | None, _arg("Last line to read, inclusive (default: 200 lines).")
+        ] = None,
+    ) -> dict[str, Any]:
         """Read lines of a markdown file inside the workspace (e.g. memory/2026-04-01.md,
         MEMORY.md). Lines are 1-based and inclusive; at most 500 lines per call."""
         return guarded(read_lines, ws, path, start_line, end_line)
 
     @server.tool()
-    def dreaming(command: str = "status") -> str:
+    def dreaming(
+        command: Annotated[str, _arg("status, help, or a mode: off, core, rem, deep.")] = "status",
+    ) -> str:
         """The /dreaming chat command: status, help, or a mode (off, core, rem, deep)."""
         from memcore.promotion.commands import handle_dreaming
 
         return guarded(handle_dreaming, ws, f"/dreaming {command}")
 
     @server.tool()
-    def promote_preview(limit: int | None = None) -> dict[str, Any]:
-        """Which recalled snippets would be promoted into MEMORY.md now (writes nothing)."""
+    def promote_preview(
+        limit: Annotated[
+            int | None, _arg("Most candidates to list, 0 to 10000 (default: every one).")
+        ] = None,
+    ) -> dict[str, Any]:
+        """Which recalled snippets would be promoted into MEMORY.md now (writes nothing):
+        every qualifying candidate unless ``limit`` is given, as ``memory promote``."""
         from memcore.promotion import promote
 
         if limit is not None and not 0 <= limit <= 10_000:
@@ -173,7 +232,10 @@ def build_server(ws: Workspace) -> Any:
         return res.to_json()
 
     @server.tool()
-    def dream_pending(cursor: str | None = None, limit: int = 20) -> dict[str, Any]:
+    def dream_pending(
+        cursor: Annotated[str | None, _arg("The 'next' value of the previous page.")] = None,
+        limit: Annotated[int, _arg("Most items on this page.")] = 20,
+    ) -> dict[str, Any]:
         """What waits for a consolidation decision, a page at a time: review items (conflicts,
         merges) and candidate pairs of MEMORY.md entries, with both texts, metadata, memcore's
         analysis and verdict, and what may be answered (``allowed``). Pass ``next`` as
@@ -183,7 +245,11 @@ def build_server(ws: Workspace) -> Any:
         return guarded(agent.pending, ws, now=utcnow(), cursor=cursor, limit=limit)
 
     @server.tool()
-    def dream_decide(decisions: list[dict[str, Any]]) -> dict[str, Any]:
+    def dream_decide(
+        decisions: Annotated[
+            list[dict[str, Any]], _arg("One decision per item of dream_pending (see above).")
+        ],
+    ) -> dict[str, Any]:
         """Decide items from dream_pending: ``{"item": "pair:...", "verdict": "same" |
         "supersedes" | "conflict" | "related" | "unrelated", "newer": "a" | "b",
         "merged_text": "..."}`` or ``{"item": "review:N", "choice": "a" | "b" | "both" |
@@ -194,22 +260,48 @@ def build_server(ws: Workspace) -> Any:
 
         return guarded(agent.decide, ws, decisions, now=utcnow())
 
+    @server.tool()
+    def context(
+        model_window: Annotated[
+            int, _arg("Your model's context window in tokens (the block takes at most 10%).")
+        ] = 200_000,
+    ) -> dict[str, Any]:
+        """The memory block to load at the start of a session (as ``memcore context``): the
+        global and this project's short memories, within 10% of ``model_window`` and 9,000
+        tokens; ``text`` is the block, the versions say when to fetch it again."""
+        from memcore.sessions.context import context_block
+
+        if model_window < 0:
+            raise ToolError("model_window must be 0 or more")
+        return guarded(context_block, ws, model_window=model_window)
+
     from memcore.sessions.recall_api import recall
 
-    @server.tool(name="recall")
     def recall_tool(
-        memory: str,
-        project: str | None = None,
-        session: str | None = None,
-        reference: str | None = None,
-        version: int | None = None,
-        cursor: str | None = None,
-        start: int | None = None,
-        end: int | None = None,
+        memory: Annotated[
+            str,
+            _arg("Which memory: global | projects | project | sessions | session | sources."),
+        ],
+        project: Annotated[str | None, _arg("Project id (default: this workspace).")] = None,
+        session: Annotated[str | None, _arg("Session id (memory = session).")] = None,
+        reference: Annotated[
+            str | None, _arg("A reference from an earlier answer (memory = sources).")
+        ] = None,
+        version: Annotated[int | None, _arg("A version number of that memory.")] = None,
+        cursor: Annotated[str | None, _arg("The nextCursor of the previous page.")] = None,
+        from_: Annotated[
+            int | None, _arg("First message index to read (from 0), as --from.", alias="from")
+        ] = None,
+        to: Annotated[int | None, _arg("Last message index to read (inclusive), as --to.")] = None,
+        start: Annotated[int | None, _arg("Old name of 'from'.")] = None,
+        end: Annotated[int | None, _arg("Old name of 'to'.")] = None,
     ) -> dict[str, Any]:
         """Read short memories of finished sessions: memory = global | projects | project |
-        sessions | session | sources. ``start``/``end`` select a session's messages; a page's
+        sessions | session | sources. ``from`` and ``to`` (the CLI's --from and --to; the old
+        ``start`` and ``end`` still work) select a session's messages; a page's
         ``nextCursor`` is the ``cursor`` of the next."""
+        first = from_ if from_ is not None else start
+        last = to if to is not None else end
         args: dict[str, Any] = {"memory": memory}
         extra = {
             "project": project,
@@ -217,11 +309,13 @@ def build_server(ws: Workspace) -> Any:
             "reference": reference,
             "version": version,
             "cursor": cursor,
-            "from": start,
-            "to": end,
+            "from": first,
+            "to": last,
         }
         args.update({k: v for k, v in extra.items() if v is not None})
         return guarded(recall, ws, args)
+
+    server.tool(name="recall")(_aliased(recall_tool, {"from": "from_"}))
 
     return server
 

@@ -1,0 +1,80 @@
+"""MCP for agents with their own search, through the official client: every tool describes
+itself and each argument, ``context`` gives the memory block, ``recall`` takes the CLI's names."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from memcore.sessions.context import context_block
+from memcore.sessions.run import execute
+from memcore.workspace.core import Workspace
+from tests.test_mcp import call_all, payload
+from tests.test_sessions_dream import NOW, CountingLLM, make_session, turns_for
+
+
+def _schemas(ws: Workspace) -> dict[str, object]:
+    import asyncio
+    import os
+    import sys
+
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "memcore", "mcp", "-w", str(ws.root)],
+        env={
+            k: v
+            for k, v in os.environ.items()
+            if k.startswith(("HOME", "XDG_", "MEMCORE_", "PATH"))
+        },
+    )
+
+    async def main() -> dict[str, object]:
+        with open(os.devnull, "w") as devnull:
+            async with (
+                stdio_client(params, errlog=devnull) as (read, write),
+                ClientSession(read, write) as s,
+            ):
+                await s.initialize()
+                return {t.name: t for t in (await s.list_tools()).tools}
+
+    return asyncio.run(main())
+
+
+def test_every_tool_and_argument_is_described(ws: Workspace) -> None:
+    tools = _schemas(ws)
+    assert {"memory_search", "memory_record", "context", "recall", "dream_pending"} <= set(tools)
+    for name, tool in tools.items():
+        assert tool.description and len(tool.description) > 40, name
+        schema = tool.input_schema
+        assert schema["type"] == "object"
+        for arg, prop in schema.get("properties", {}).items():
+            assert prop.get("description"), f"{name}.{arg} has no description"
+    recall_args = set(tools["recall"].input_schema["properties"])
+    assert {"memory", "from", "to", "start", "end", "cursor"} <= recall_args
+    assert "from_" not in recall_args
+    assert tools["memory_record"].input_schema["required"] == ["query", "results"]
+
+
+def test_context_and_recall_with_the_cli_names(ws: Workspace) -> None:
+    for i in range(2):
+        make_session(ws, f"s{i}", turns_for(i), start=NOW - timedelta(days=2, hours=i))
+    execute(ws, now=NOW, llm=CountingLLM())
+    _, results = call_all(
+        ws,
+        [
+            ("context", {"model_window": 32_000}),
+            ("context", {"model_window": -1}),
+            ("recall", {"memory": "session", "session": "s0", "from": 1, "to": 2}),
+            ("recall", {"memory": "session", "session": "s0", "start": 1, "end": 2}),
+            ("recall", {"memory": "session", "session": "s0", "from": 0, "to": 0}),
+        ],
+    )
+    block = payload(results[0])
+    assert block == context_block(ws, model_window=32_000)
+    assert "Postgres" in block["text"]
+    assert results[1].is_error and "model_window" in results[1].content[0].text
+    by_cli_names = payload(results[2])
+    assert [m["index"] for m in by_cli_names["items"]] == [1, 2]
+    assert payload(results[3]) == by_cli_names  # the old names still work
+    assert [m["index"] for m in payload(results[4])["items"]] == [0]
