@@ -35,6 +35,7 @@ COMMANDS: dict[str, str] = {
     "restore": "memcore.cli.history:restore_cmd",
     "review": "memcore.cli.review:review_cmd",
     "sessions": "memcore.cli.sessions:sessions_group",
+    "status": "memcore.cli.status:status_cmd",
     "undo": "memcore.cli.history:undo_cmd",
 }
 

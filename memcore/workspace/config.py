@@ -48,6 +48,10 @@ class Config:
 
     path: Path
     data: dict[str, Any] = field(default_factory=dict)
+    #: Where ``[dreaming]`` comes from: memcore.toml, or OpenClaw's openclaw.json when
+    #: memcore.toml has no such table (``dreaming_source`` names the file then).
+    dreaming_source: str | None = None
+    notes: list[str] = field(default_factory=list)  # warnings about openclaw.json
 
     def table(self, name: str) -> dict[str, Any]:
         value = self.data.get(name, {})
@@ -62,19 +66,35 @@ class Config:
 
 
 def load_config(ws: Workspace) -> Config:
-    """Read ``memcore.toml`` of the workspace; a missing file means every default."""
+    """Read ``memcore.toml`` of the workspace; a missing file means every default.
+
+    Without a ``[dreaming]`` table there, OpenClaw's ``openclaw.json`` (beside the workspace
+    or above it) gives the dreaming settings when it has them, so one workspace has one
+    configuration (:mod:`memcore.workspace.openclaw_config`)."""
     path = ws.config_path
-    if not path.exists():
-        return Config(path)
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{path}: not valid UTF-8") from None
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
-    return Config(path, data)
+    data: dict[str, Any] = {}
+    if path.exists():
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+        except UnicodeDecodeError:
+            raise ConfigError(f"{path}: not valid UTF-8") from None
+        except OSError as exc:
+            raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+    cfg = Config(path, data, dreaming_source=path.name if "dreaming" in data else None)
+    from memcore.workspace.kinds import openclaw_config_path
+
+    oc_path = openclaw_config_path(ws.root)
+    if oc_path is not None and "dreaming" not in data:
+        from memcore.workspace.openclaw_config import read_dreaming
+
+        oc = read_dreaming(oc_path)
+        cfg.notes.extend(oc.warnings)
+        if oc.found:
+            cfg.data = {**data, "dreaming": oc.table}
+            cfg.dreaming_source = str(oc_path)
+    return cfg
 
 
 # -- validators -------------------------------------------------------------------------

@@ -13,7 +13,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from memcore.errors import LockBusy, WorkspaceError
@@ -29,9 +29,14 @@ DEFAULT_LOCK_TIMEOUT = 10.0
 
 @dataclass(frozen=True)
 class Workspace:
-    """An agent workspace: MEMORY.md, memory/ and memcore's own memory/.dreams/."""
+    """An agent workspace: MEMORY.md, memory/ and memcore's own memory/.dreams/.
+
+    ``state`` moves memcore's own folder (recall store, journal, index, lock, memcore.toml
+    unless the root has one) out of a folder another tool owns (a Claude Code, Codex or
+    Hermes memory folder: :mod:`memcore.workspace.kinds`)."""
 
     root: Path
+    state: Path | None = field(default=None, compare=False)
 
     @property
     def memory_md(self) -> Path:
@@ -43,6 +48,8 @@ class Workspace:
 
     @property
     def dreams_dir(self) -> Path:
+        if self.state is not None:
+            return self.state
         return self.memory_dir / ".dreams"
 
     @property
@@ -59,7 +66,10 @@ class Workspace:
 
     @property
     def config_path(self) -> Path:
-        return self.root / "memcore.toml"
+        own = self.root / "memcore.toml"
+        if self.state is not None and not own.exists():
+            return self.state / "memcore.toml"
+        return own
 
     @property
     def archive_path(self) -> Path:
@@ -288,19 +298,28 @@ def resolve_workspace(
             raise WorkspaceError(f"workspace {root} does not exist (use memcore init {root})")
         if not root.is_dir():
             raise WorkspaceError(f"workspace {root} is not a directory")
-        ws = Workspace(root.absolute())
+        from memcore.workspace.kinds import placed
+
+        ws = placed(Workspace(root.absolute()))
         if not is_workspace(ws):
             raise WorkspaceError(
                 f"not a memcore workspace: {ws.root} (create one with memcore init {ws.root})"
             )
         return ws
-    return Workspace(root.absolute())
+    from memcore.workspace.kinds import placed
+
+    return placed(Workspace(root.absolute()))
 
 
 def is_workspace(ws: Workspace) -> bool:
     """A folder is a workspace when it has MEMORY.md, memory/ or memcore.toml (so no command
     but ``init`` ever creates memory/.dreams/ in some other folder)."""
-    return ws.memory_md.exists() or ws.memory_dir.is_dir() or ws.config_path.exists()
+    return (
+        ws.memory_md.exists()
+        or ws.memory_dir.is_dir()
+        or ws.config_path.exists()
+        or ws.state is not None
+    )
 
 
 def is_daily_note_path(path: str) -> bool:

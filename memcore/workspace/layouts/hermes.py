@@ -1,0 +1,68 @@
+"""The Hermes layout (``~/.hermes/memories/``): MEMORY.md and USER.md, entries separated by
+``§``, each file within its character limit (2,200 and 1,375). memcore reads them, writes an
+entry only when the file stays within its limit, and keeps its own files in its own folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from memcore.errors import InputError
+from memcore.workspace.core import Workspace, atomic_write_text, read_text_checked
+from memcore.workspace.layouts import LayoutEntry, own_files
+
+if TYPE_CHECKING:
+    from memcore.workspace.layouts import Report
+
+SEPARATOR = "§"
+LIMITS = {"MEMORY.md": 2200, "USER.md": 1375}
+
+
+def split_entries(text: str) -> list[str]:
+    """The entries of a Hermes memory file, in order (blank ones dropped)."""
+    return [part.strip() for part in text.split(SEPARATOR) if part.strip()]
+
+
+def join_entries(entries: list[str]) -> str:
+    return f"\n{SEPARATOR}\n".join(entries) + "\n"
+
+
+def limit_problem(path: Path, text: str) -> str | None:
+    limit = LIMITS.get(path.name)
+    if limit is not None and len(text) > limit:
+        return (
+            f"{path}: {len(text)} characters, over Hermes' limit of {limit} for {path.name}; "
+            "memcore adds nothing to it"
+        )
+    return None
+
+
+def append_entry(path: Path, entry: str) -> str:
+    """Add ``entry`` to a Hermes file; InputError (nothing written) past its limit."""
+    text = read_text_checked(path) if path.exists() else ""
+    entries = split_entries(text)
+    entries.append(" ".join(entry.split()))
+    new = join_entries(entries)
+    limit = LIMITS.get(path.name)
+    if limit is not None and len(new) > limit:
+        raise InputError(
+            f"{path}: the entry would make it {len(new)} characters; allowed: at most {limit} "
+            f"for {path.name}; nothing written"
+        )
+    atomic_write_text(path, new)
+    return new
+
+
+def describe(ws: Workspace, report: Report) -> None:
+    for name, limit in LIMITS.items():
+        path = ws.root / name
+        if not path.is_file():
+            continue
+        text = read_text_checked(path)
+        report.reads.append(f"{name} ({len(text)}/{limit} characters)")
+        why = limit_problem(path, text)
+        if why is not None:
+            report.warnings.append(why)
+        for i, entry in enumerate(split_entries(text), start=1):
+            report.entries.append(LayoutEntry(entry, f"{name} §{i}", {"file": name}))
+    report.writes.extend(own_files(ws))
