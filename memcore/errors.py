@@ -10,6 +10,7 @@ tool error. Subclasses inherit both unless they say otherwise.
     MemcoreError ............ exit 1   HTTP 422  base of every error reported to a user
     ├── ConfigError ......... exit 1   HTTP 422  a configuration file or value is invalid
     ├── WorkspaceError ...... exit 1   HTTP 422  the workspace or one of its files is unusable
+    │   └── Unreadable ...... exit 1   HTTP 422  a file memcore refuses to read (link out, FIFO…)
     ├── StoreError .......... exit 1   HTTP 422  the recall store cannot be read or written
     │   └── StoreCorrupt .... exit 1   HTTP 422  a preview found a store that does not parse
     ├── DatabaseError ....... exit 1   HTTP 503  memcore.sqlite is unusable right now
@@ -56,6 +57,16 @@ class ConfigError(MemcoreError):
 
 class WorkspaceError(MemcoreError):
     """The workspace or one of its files cannot be used."""
+
+
+class Unreadable(WorkspaceError):
+    """A workspace file memcore refuses to read (a symlink leading out, a FIFO, socket or
+    device, a file over the size cap); ``reason`` is the short why, without the path."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
 
 
 class StoreError(MemcoreError):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
 import re
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
@@ -22,8 +23,9 @@ from typing import Annotated, Any, ParamSpec, TypeVar
 from pydantic import Field
 
 from memcore.errors import InputError, MemcoreError
+from memcore.workspace import safe_read
 from memcore.workspace.clock import utcnow
-from memcore.workspace.core import Workspace, read_text_checked
+from memcore.workspace.core import Workspace
 from memcore.workspace.jsonkeys import camel_keys
 
 MAX_LINES = 500
@@ -70,7 +72,19 @@ def resolve_inside(ws: Workspace, path: str) -> Path:
         raise InputError(f"absolute path {path!r} refused: give a path relative to the workspace")
     if ".." in pure.parts:
         raise InputError(f"path {path!r} refused: '..' is not allowed")
+    if pure.parts[:2] == ("memory", ".dreams"):
+        raise InputError(f"path {path!r} refused: memory/.dreams/ holds memcore's own data")
+    if pure.suffix.lower() != ".md":
+        raise InputError(f"path {path!r} refused: only markdown (.md) files can be read")
     root = ws.root.resolve()
+    if not os.path.lexists(root / pure):
+        raise InputError(f"no file {pure.as_posix()} in the workspace")
+    try:  # the one gate of what may be read; memory_get pages, so no size cap here
+        safe_read.check(ws, root / pure, max_bytes=1 << 62)
+    except safe_read.Unreadable as exc:
+        raise InputError(f"path {path!r} refused: {exc.reason}") from None
+    except OSError:
+        raise InputError(f"no file {pure.as_posix()} in the workspace") from None
     full = (root / pure).resolve()
     if not full.is_relative_to(root):
         raise InputError(f"path {path!r} refused: it leads outside the workspace")
@@ -78,31 +92,116 @@ def resolve_inside(ws: Workspace, path: str) -> Path:
         raise InputError(f"path {path!r} refused: memory/.dreams/ holds memcore's own data")
     if full.suffix.lower() != ".md":
         raise InputError(f"path {path!r} refused: only markdown (.md) files can be read")
-    if not full.is_file():
-        raise InputError(f"no file {pure.as_posix()} in the workspace")
     return full
 
 
+DEFAULT_MAX_BYTES = 64 * 1024
+MAX_MAX_BYTES = 1024 * 1024
+_SCAN_CHUNK = 1 << 20
+_CURSOR_RE = re.compile(r"^(\d{1,19})\.(\d{1,19})$")
+
+
+def _parse_cursor(cursor: str) -> tuple[int, int]:
+    m = _CURSOR_RE.match(cursor) if isinstance(cursor, str) and cursor.isascii() else None
+    if m is None or int(m.group(2)) < 1:
+        raise InputError(f"cursor {cursor!r} is not one memory_get returned (nextCursor)")
+    return int(m.group(1)), int(m.group(2))
+
+
+def _offset_of_line(ws: Workspace, full: Path, line: int) -> int | None:
+    """Byte offset where 1-based ``line`` starts, scanning a chunk at a time (None: past EOF)."""
+    from memcore.workspace.safe_read import read_window
+
+    offset, at = 0, 1
+    while at < line:
+        data, _st = read_window(ws, full, offset, _SCAN_CHUNK)
+        if not data:
+            return None
+        pos = 0
+        while at < line:
+            nl = data.find(b"\n", pos)
+            if nl == -1:
+                break
+            pos, at = nl + 1, at + 1
+        offset += pos if at == line else len(data)
+    return offset
+
+
+def _utf8_cut(data: bytes, limit: int) -> int:
+    """The largest cut <= ``limit`` that does not split a UTF-8 character (at least 1)."""
+    cut = min(limit, len(data))
+    while cut > 0 and cut < len(data) and (data[cut] & 0xC0) == 0x80:
+        cut -= 1
+    return cut or min(limit, len(data))
+
+
 def read_lines(
-    ws: Workspace, path: str, start_line: int = 1, end_line: int | None = None
+    ws: Workspace,
+    path: str,
+    start_line: int = 1,
+    end_line: int | None = None,
+    *,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    cursor: str | None = None,
 ) -> dict[str, Any]:
-    """Lines ``start_line``..``end_line`` (1-based, inclusive) of a workspace markdown file."""
+    """Lines ``start_line``..``end_line`` (1-based, inclusive) of a workspace markdown file.
+
+    At most ``max_bytes`` of text and 500 lines come back, and only those bytes are read (a
+    line longer than ``max_bytes`` comes back in pieces). ``truncated`` says the answer stops
+    before the range asked for; ``nextCursor`` (when more of the file follows) continues
+    exactly where this answer ends. ``totalLines`` is known once the answer reaches the end.
+    """
+    from memcore.workspace.safe_read import decode_text, read_window
+
     full = resolve_inside(ws, path)
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int):
+        raise InputError("max_bytes must be an integer")
+    if not 1 <= max_bytes <= MAX_MAX_BYTES:
+        raise InputError(f"max_bytes must be from 1 to {MAX_MAX_BYTES}, got {max_bytes}")
     if start_line < 1:
         raise InputError(f"start_line must be 1 or more, got {start_line}")
+    if cursor is not None:
+        offset, start_line = _parse_cursor(cursor)
     if end_line is not None and end_line < start_line:
         raise InputError(f"end_line ({end_line}) must not be before start_line ({start_line})")
-    lines = read_text_checked(full).splitlines()
     last = start_line + DEFAULT_LINES - 1 if end_line is None else end_line
-    last = min(last, start_line + MAX_LINES - 1, len(lines))
-    chosen = lines[start_line - 1 : last] if start_line <= len(lines) else []
+    want = min(last, start_line + MAX_LINES - 1) - start_line + 1
+    if cursor is None:
+        found = _offset_of_line(ws, full, start_line)
+        offset = found if found is not None else -1
+    data, st = read_window(ws, full, offset, max_bytes) if offset >= 0 else (b"", None)
+    size = st.st_size if st is not None else full.stat().st_size
+    at_eof = offset < 0 or offset + len(data) >= size
+    shown = ws.rel(full)
+    lines: list[bytes] = []
+    pos, partial = 0, False
+    while len(lines) < want and pos < len(data):
+        nl = data.find(b"\n", pos)
+        if nl == -1:
+            if not at_eof:
+                break  # the rest of this line did not fit
+            lines.append(data[pos:])
+            pos = len(data)
+        else:
+            lines.append(data[pos:nl])
+            pos = nl + 1
+    if not lines and pos < len(data):  # one line longer than max_bytes: a piece of it
+        pos = _utf8_cut(data, max_bytes)
+        lines, partial = [data[:pos]], True
+    text = decode_text(shown, b"\n".join(ln.rstrip(b"\r") for ln in lines))
+    end = start_line + len(lines) - 1 if lines else None
+    next_offset = offset + pos if offset >= 0 else size
+    more = next_offset < size
+    next_line = (end if partial else (end or start_line - 1) + 1) if lines else start_line
     return {
-        "path": ws.rel(full),
+        "path": shown,
         "startLine": start_line,
-        "endLine": start_line + len(chosen) - 1 if chosen else None,
-        "totalLines": len(lines),
-        "truncated": end_line is not None and last < end_line,
-        "text": "\n".join(chosen),
+        "endLine": end,
+        "totalLines": None if more else (end if lines else None),
+        "sizeBytes": size,
+        "truncated": more and (partial or end is None or end < last),
+        "nextCursor": f"{next_offset}.{next_line}" if more else None,
+        "text": text,
     }
 
 
@@ -202,10 +301,20 @@ def build_server(ws: Workspace) -> Any:
         end_line: Annotated[
             int | None, _arg("Last line to read, inclusive (default: 200 lines).")
         ] = None,
+        max_bytes: Annotated[
+            int, _arg("Most bytes of text to return (default 64 KiB, at most 1 MiB).")
+        ] = DEFAULT_MAX_BYTES,
+        cursor: Annotated[
+            str | None, _arg("nextCursor of an earlier answer: read on from where it stopped.")
+        ] = None,
     ) -> dict[str, Any]:
         """Read lines of a markdown file inside the workspace (e.g. memory/2026-04-01.md,
-        MEMORY.md). Lines are 1-based and inclusive; at most 500 lines per call."""
-        return guarded(read_lines, ws, path, start_line, end_line)
+        MEMORY.md). Lines are 1-based and inclusive; at most 500 lines and ``max_bytes`` bytes
+        (64 KiB, up to 1 MiB) per call. ``truncated`` says the answer stops early; pass its
+        ``nextCursor`` as ``cursor`` to read on from there."""
+        return guarded(
+            read_lines, ws, path, start_line, end_line, max_bytes=max_bytes, cursor=cursor
+        )
 
     @server.tool()
     def dreaming(

@@ -40,10 +40,10 @@ from memcore.recall.store import (
     sync_mirror,
 )
 from memcore.redact import redact
-from memcore.workspace import db
+from memcore.workspace import db, safe_read
 from memcore.workspace.clock import iso_ms, utcnow
 from memcore.workspace.config import DreamingSettings, dreaming_settings, load_config
-from memcore.workspace.core import Workspace, read_text_checked
+from memcore.workspace.core import Workspace
 from memcore.workspace.entries import parse
 from memcore.workspace.markdown import format_marker, marked_recall_keys, promoted_entry_id
 from memcore.workspace.openclaw_md import comparable, unmarked_promotions
@@ -370,7 +370,7 @@ def _read_memory_md(ws: Workspace) -> str:
         raise WorkspaceError(f"{path} is a directory; MEMORY.md must be a file")
     if not path.exists():
         return ""
-    return read_text_checked(path)
+    return safe_read.read_text(ws, path, max_bytes=safe_read.MEMORY_MD_MAX_BYTES)
 
 
 def plan_promotion(
@@ -575,7 +575,7 @@ def _relocate(ws: Workspace, c: Candidate) -> str | None:
     if path is None:
         return f"source file {c.path} no longer exists"
     try:
-        text = read_text_checked(path)
+        text = safe_read.read_text(ws, path)
     except WorkspaceError as exc:
         return str(exc)
     lines = text.split("\n")

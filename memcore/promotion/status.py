@@ -17,9 +17,10 @@ from memcore.recall.evicted import summary as evicted_summary
 from memcore.recall.log import pending_events
 from memcore.recall.scoring import Thresholds, feasibility
 from memcore.recall.store import fresh_mirror, quarantined_files
+from memcore.workspace import safe_read
 from memcore.workspace.clock import utcnow
 from memcore.workspace.config import DreamingSettings, dreaming_settings, load_config
-from memcore.workspace.core import Workspace, read_text_checked
+from memcore.workspace.core import Workspace
 
 
 def long_term_count(ws: Workspace) -> int:
@@ -27,7 +28,11 @@ def long_term_count(ws: Workspace) -> int:
     from memcore.workspace.entries import parse
 
     try:
-        text = read_text_checked(ws.memory_md) if ws.memory_md.is_file() else ""
+        text = (
+            safe_read.read_text(ws, ws.memory_md, max_bytes=safe_read.MEMORY_MD_MAX_BYTES)
+            if ws.memory_md.is_file()
+            else ""
+        )
     except MemcoreError:
         return 0
     return len(parse(text).entries)
@@ -153,7 +158,11 @@ def memory_size(ws: Workspace) -> dict[str, Any]:
     from memcore.promotion.budget import DEFAULT_BUDGET_CHARS, budget_chars
 
     try:
-        chars = len(read_text_checked(ws.memory_md)) if ws.memory_md.is_file() else 0
+        chars = (
+            len(safe_read.read_text(ws, ws.memory_md, max_bytes=safe_read.MEMORY_MD_MAX_BYTES))
+            if ws.memory_md.is_file()
+            else 0
+        )
     except MemcoreError:
         chars = 0
     try:

@@ -15,9 +15,9 @@ from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from memcore.workspace import db
+from memcore.workspace import db, safe_read
 from memcore.workspace.clock import iso_ms, parse_iso
-from memcore.workspace.core import Workspace, normalize_rel_path, read_text_checked
+from memcore.workspace.core import Workspace, normalize_rel_path
 from memcore.workspace.db import rollback_quietly as db_rollback
 from memcore.workspace.entries import Document, Entry, entries_for_lines, parse
 
@@ -188,7 +188,7 @@ def read_memory(ws: Workspace) -> str:
     """MEMORY.md text ('' when missing)."""
     if not ws.memory_md.exists():
         return ""
-    return read_text_checked(ws.memory_md)
+    return safe_read.read_text(ws, ws.memory_md, max_bytes=safe_read.MEMORY_MD_MAX_BYTES)
 
 
 _PARSE_CACHE: dict[str, tuple[tuple[int, int], Document]] = {}

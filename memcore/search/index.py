@@ -19,15 +19,14 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
-import stat
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from memcore.errors import WorkspaceError
 from memcore.search.chunks import Chunk, chunk_markdown, fts_text
-from memcore.workspace.core import Workspace, read_text_checked
+from memcore.workspace import safe_read
+from memcore.workspace.core import Workspace
 from memcore.workspace.db import rollback_quietly as db_rollback
 from memcore.workspace.progress import Progress
 from memcore.workspace.progress import report as report_progress
@@ -166,16 +165,22 @@ def _replace_chunks(conn: sqlite3.Connection, path: str, chunks: list[Chunk], df
     return len(fresh) - len(gone)
 
 
-def _scan(ws: Workspace) -> tuple[dict[str, tuple[str, os.stat_result]], list[tuple[str, str]]]:
+def _scan(
+    ws: Workspace, cap: int | None = None
+) -> tuple[dict[str, tuple[str, os.stat_result]], list[tuple[str, str]]]:
     """Stat the files ``Workspace.markdown_files()`` lists, keyed by workspace-relative path.
 
     The same walk (MEMORY.md, then ``memory/`` without hidden folders), done with
-    ``os.scandir`` because resolving 1,000 paths alone costs more than a whole search.
+    ``os.scandir`` because resolving 1,000 paths alone costs more than a whole search. Every
+    file goes through :func:`memcore.workspace.safe_read.check` (a symlink leading out, a FIFO,
+    socket or device, a file over ``[search] max_file_bytes``: skipped and named).
     """
     found: dict[str, tuple[str, os.stat_result]] = {}
     problems: list[tuple[str, str]] = []
+    cap = cap if cap is not None else safe_read.max_file_bytes(ws)
+    root = safe_read.real_root(ws)
 
-    def add(rel: str, path: str, entry: os.DirEntry[str] | None = None) -> None:
+    def add(rel: str, path: str, walked: bool) -> None:
         try:
             rel.encode("utf-8")
         except UnicodeEncodeError:
@@ -183,18 +188,23 @@ def _scan(ws: Workspace) -> tuple[dict[str, tuple[str, os.stat_result]], list[tu
             problems.append((shown, "file name is not valid UTF-8"))
             return
         try:
-            st = entry.stat() if entry is not None else os.stat(path)
+            ok = safe_read.check(ws, path, max_bytes=cap, root=root, parents_checked=walked)
+        except safe_read.Unreadable as exc:
+            problems.append((rel, exc.reason))
+            return
         except OSError as exc:
             problems.append((rel, f"cannot stat: {exc.strerror}"))
             return
-        if not stat.S_ISREG(st.st_mode):
-            problems.append((rel, "not a regular file (a FIFO, socket or device)"))
-            return
-        found[rel] = (path, st)
+        found[rel] = (path, ok.st)
 
-    if ws.memory_md.is_file():
-        add("MEMORY.md", str(ws.memory_md))
-    stack = [("memory", str(ws.memory_dir))] if ws.memory_dir.is_dir() else []
+    if os.path.lexists(ws.memory_md) and not ws.memory_md.is_dir():
+        add("MEMORY.md", str(ws.memory_md), False)
+    stack = []
+    if ws.memory_dir.is_dir():
+        if safe_read._inside(os.path.realpath(ws.memory_dir), root):
+            stack.append(("memory", str(ws.memory_dir)))
+        else:
+            problems.append(("memory", "a symlink that leads outside the workspace"))
     while stack:
         rel_dir, directory = stack.pop()
         try:
@@ -209,9 +219,24 @@ def _scan(ws: Workspace) -> tuple[dict[str, tuple[str, os.stat_result]], list[tu
                 if not entry.name.startswith("."):
                     subdirs.append((f"{rel_dir}/{entry.name}", entry.path))
             elif entry.name.endswith(".md"):
-                add(f"{rel_dir}/{entry.name}", entry.path, entry)
+                add(f"{rel_dir}/{entry.name}", entry.path, True)
         stack.extend(reversed(subdirs))
     return found, problems
+
+
+def _read_all(
+    ws: Workspace, found: dict[str, tuple[str, os.stat_result]], rels: list[str], cap: int
+) -> dict[str, str | WorkspaceError]:
+    """The texts of ``rels`` (or why each cannot be read), read before any write lock."""
+    out: dict[str, str | WorkspaceError] = {}
+    for rel in rels:
+        try:
+            out[rel] = safe_read.read_text(ws, found[rel][0], max_bytes=cap)
+        except WorkspaceError as exc:
+            out[rel] = exc
+        except OSError as exc:
+            out[rel] = WorkspaceError(f"cannot read: {exc.strerror or exc}")
+    return out
 
 
 def update_index(
@@ -223,7 +248,8 @@ def update_index(
     t0 = time.perf_counter()
     _ensure_schema(conn)
     report = IndexReport()
-    found, problems = _scan(ws)
+    cap = safe_read.max_file_bytes(ws)
+    found, problems = _scan(ws, cap)
     report.skipped.extend(problems)
 
     def stat_rows() -> dict[str, tuple[int, int]]:
@@ -241,12 +267,16 @@ def update_index(
 
     changed, removed = dirty(stat_rows())
     if changed or removed:
+        # Files are read before the write transaction: a slow disk never holds the lock.
+        texts = _read_all(ws, found, changed, cap)
         conn.execute("BEGIN IMMEDIATE")
         try:
             # another process may have updated it meanwhile
             changed, removed = dirty(stat_rows())
+            missed = [rel for rel in changed if rel not in texts]
+            texts.update(_read_all(ws, found, missed, cap))  # files changed in between (rare)
             stored = {r["path"]: r for r in conn.execute("SELECT * FROM search_files")}
-            _apply_changes(conn, ws, found, stored, changed, removed, report, progress)
+            _apply_changes(conn, found, stored, changed, removed, report, texts, progress)
             conn.execute("COMMIT")
         except BaseException:
             db_rollback(conn)
@@ -264,12 +294,12 @@ def update_index(
 
 def _apply_changes(
     conn: sqlite3.Connection,
-    ws: Workspace,
     found: dict[str, tuple[str, os.stat_result]],
     stored: dict[str, sqlite3.Row],
     changed: list[str],
     removed: list[str],
     report: IndexReport,
+    texts: dict[str, str | WorkspaceError],
     progress: Progress | None = None,
 ) -> None:
     df, n = load_df(conn)
@@ -280,16 +310,15 @@ def _apply_changes(
         report.removed += 1
     for done, rel in enumerate(changed):
         report_progress(progress, INDEX_LABEL, done, len(changed))
-        path, st = found[rel]
+        _path, st = found[rel]
         # A file modified within RACY_NS of now might change again inside the same mtime tick
         # at the same size: store an mtime that never matches so it is re-hashed next time.
         mtime = st.st_mtime_ns if now_ns - st.st_mtime_ns > RACY_NS else -1
         report.rehashed += 1
         old = stored.get(rel)
-        try:
-            text = read_text_checked(Path(path))
-        except (WorkspaceError, OSError) as exc:
-            reason = str(exc) if isinstance(exc, WorkspaceError) else f"cannot read: {exc}"
+        text = texts[rel]
+        if isinstance(text, WorkspaceError):
+            reason = text.reason if isinstance(text, safe_read.Unreadable) else str(text)
             n -= _delete_chunks(conn, rel, df)
             conn.execute(
                 "INSERT OR REPLACE INTO search_files VALUES (?, ?, ?, NULL, 0, ?)",
@@ -335,7 +364,7 @@ def open_index(ws: Workspace) -> sqlite3.Connection:
 
 
 def _deep_mismatches(
-    found: dict[str, tuple[str, os.stat_result]], stored: dict[str, sqlite3.Row]
+    ws: Workspace, found: dict[str, tuple[str, os.stat_result]], stored: dict[str, sqlite3.Row]
 ) -> int:
     """Files whose stat matches the index but whose content hash does not."""
     count = 0
@@ -346,8 +375,8 @@ def _deep_mismatches(
         if row["mtime_ns"] not in (st.st_mtime_ns, -1):
             continue
         try:
-            data = Path(path).read_bytes()
-        except OSError:
+            data = safe_read.read_bytes(ws, path)
+        except (WorkspaceError, OSError):
             continue
         if hashlib.sha1(data).hexdigest() != row["sha1"]:
             count += 1
@@ -393,7 +422,7 @@ def index_stats(ws: Workspace, *, deep: bool = False) -> dict[str, Any]:
     )
     stale += sum(1 for rel in stored if rel not in found)
     if deep:
-        stale += _deep_mismatches(found, stored)
+        stale += _deep_mismatches(ws, found, stored)
     out["stale"] = stale
     out["fresh"] = stale == 0
     out["skipped"] = [{"path": p, "reason": r} for p, r in problems] + [

@@ -21,8 +21,9 @@ from urllib.parse import unquote
 from memcore.errors import WorkspaceError
 from memcore.redact import redact
 from memcore.sessions.settings import sessions_settings
+from memcore.workspace import safe_read
 from memcore.workspace.config import load_config
-from memcore.workspace.core import DAILY_NOTE_RE, Workspace, read_text_checked
+from memcore.workspace.core import DAILY_NOTE_RE, Workspace
 from memcore.workspace.markdown import parse_marker_attrs
 
 _LINK_RE = re.compile(r"(?<!!)\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
@@ -84,7 +85,11 @@ def health_report(ws: Workspace, *, compact: bool = False) -> dict[str, Any]:
     """The report as a dict (``compact`` keeps only problems, for the prompt)."""
     settings = sessions_settings(load_config(ws))
     try:
-        text = read_text_checked(ws.memory_md) if ws.memory_md.is_file() else ""
+        text = (
+            safe_read.read_text(ws, ws.memory_md, max_bytes=safe_read.MEMORY_MD_MAX_BYTES)
+            if ws.memory_md.is_file()
+            else ""
+        )
     except WorkspaceError as exc:
         return {"error": str(exc)}
     size = {"chars": len(text), "bytes": len(text.encode("utf-8")), "lines": text.count("\n")}

@@ -390,6 +390,7 @@ mode = "off"
 
 # [search]
 # record = true             # false: searches never write the recall store
+# max_file_bytes = 5242880  # larger markdown files are skipped (and named in memory status)
 
 # [dreaming.weights]
 # frequency = 0.35
