@@ -14,7 +14,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from memcore.schedule.jobs import Job, JobState, register_job
+from memcore.schedule.jobs import Job, JobState, note_cadence, register_job
 from memcore.workspace.core import Workspace
 
 
@@ -24,6 +24,7 @@ def _next_due(ws: Workspace, now: datetime, state: JobState) -> datetime | None:
     from memcore.workspace.config import load_config
 
     s = consolidation_settings(load_config(ws))  # raises ConfigError when invalid
+    note_cadence(state, {"interval": s.interval_hours * 3600.0}, now)
     if not s.enabled or not ws.memory_md.is_file():
         return None  # disabled, or no long-term memory yet (re-checked at every tick)
     last = max((t for t in (state.last_run_at, last_run_at(ws)) if t is not None), default=None)

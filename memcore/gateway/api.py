@@ -103,7 +103,16 @@ def status_payload(ws: Workspace, now: datetime) -> dict[str, Any]:
     schedule_error = next((j["configError"] for j in jobs.values() if j.get("configError")), None)
     out["configError"] = out.get("configError") or err or schedule_error
     if out["configError"]:
-        out["scheduleNote"] = "memcore.toml is invalid; the last good schedule is kept"
+        since = min(
+            (j["configErrorSince"] for j in jobs.values() if j.get("configErrorSince")),
+            default=None,
+        )
+        out["configErrorSince"] = since
+        out["scheduleNote"] = (
+            "memcore.toml is invalid"
+            + (f" since {since}" if since else "")
+            + ("; the last good schedule is kept")
+        )
     return out
 
 

@@ -21,7 +21,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from memcore import __version__
-from memcore.errors import HTTPProblem, MemcoreError, error_class
+from memcore.errors import HTTPProblem, MemcoreError, WorkspaceError, error_class
 from memcore.gateway import api
 from memcore.gateway.scheduler import Scheduler, in_daemon_thread
 from memcore.gateway.security import Guard, Schema, read_json
@@ -69,10 +69,18 @@ class Gateway:
         return lock
 
     def pick(self, request: Request, body: dict[str, Any] | None = None) -> Served:
+        """The workspace a request names; WorkspaceError (422) when its folder vanished, so no
+        route ever writes into (and re-creates) a moved or deleted workspace."""
         sel = (body or {}).get("workspace")
         if sel is None:
             sel = request.query_params.get("workspace")
-        return pick(self.served, None if sel is None else str(sel))
+        s = pick(self.served, None if sel is None else str(sel))
+        if not s.ws.root.is_dir():
+            raise WorkspaceError(
+                f"workspace {s.ws.root} does not exist any more (moved or deleted); "
+                "put it back or restart the gateway without it"
+            )
+        return s
 
 
 def _json(data: Any, status: int = 200) -> JSONResponse:
@@ -91,6 +99,16 @@ def endpoint(
             if mutating:
                 await gw.guard.check_mutation(request)
             return await fn(gw, request)
+        except asyncio.CancelledError:
+            # uvicorn cancels requests still running when the shutdown grace is over: answer
+            # them in JSON (the run is recorded as interrupted) instead of a plain-text 500
+            # and a traceback per request
+            log.warning("request cut by shutdown: %s %s", request.method, request.url.path)
+            return JSONResponse(
+                {"error": "the gateway is shutting down; the run was interrupted, try again"},
+                status_code=503,
+                headers={**SECURITY_HEADERS, "Retry-After": "30"},
+            )
         except HTTPProblem as p:
             return _json({"error": p.message}, p.status)
         except MemcoreError as exc:
@@ -106,7 +124,7 @@ def _int_param(request: Request, name: str, default: int, lo: int, hi: int) -> i
     raw = request.query_params.get(name)
     if raw is None:
         return default
-    if not raw.isdigit() or not lo <= int(raw) <= hi:
+    if not (raw.isascii() and raw.isdigit()) or not lo <= int(raw) <= hi:
         raise HTTPProblem(400, f"query parameter {name!r} must be an integer from {lo} to {hi}")
     return int(raw)
 
@@ -212,7 +230,15 @@ async def dream_route(gw: Gateway, request: Request) -> Response:
     outcome = await gw.scheduler.run(s, api.DREAM_JOB, trigger="manual")
     _raise_failed(outcome)
     gw.scheduler.wake()
-    return _json({**outcome.result, "runId": outcome.run_id, "workspace": s.name})
+    # runId is the journal's id (what `memcore undo` takes); scheduleRunId the run-history row
+    return _json(
+        {
+            **outcome.result,
+            "runId": outcome.result.get("runId"),
+            "scheduleRunId": outcome.run_id,
+            "workspace": s.name,
+        }
+    )
 
 
 async def search_route(gw: Gateway, request: Request) -> Response:

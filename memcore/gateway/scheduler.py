@@ -13,8 +13,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
@@ -24,6 +26,7 @@ from memcore.gateway.workspaces import Served
 from memcore.journal import wal
 from memcore.schedule import jobs as schedule
 from memcore.schedule.jobs import Job, RunOutcome
+from memcore.schedule.state import register_instance, unregister_instance
 from memcore.workspace.clock import iso_ms, utcnow
 
 log = logging.getLogger("memcore.gateway")
@@ -56,6 +59,18 @@ async def in_daemon_thread(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T
 
     threading.Thread(target=target, daemon=True, name=f"memcore-{fn.__name__}").start()
     return await fut
+
+
+def _trigger(due: datetime, state: schedule.JobState, started_at: datetime) -> str:
+    """The label of a scheduled run: ``config-change`` (the first slot of a changed cadence),
+    ``startup`` (a slot missed while no gateway ran) or ``schedule``."""
+    since = state.cadence_since
+    first_since = since is not None and (
+        state.last_slot is None or state.last_slot.timestamp() < since.timestamp()
+    )
+    if since is not None and first_since and due.timestamp() >= since.timestamp():
+        return "config-change"
+    return "startup" if due.timestamp() < started_at.timestamp() else "schedule"
 
 
 class Scheduler:
@@ -94,6 +109,9 @@ class Scheduler:
         self._loop_task: asyncio.Task[None] | None = None
         self._sem: asyncio.Semaphore | None = None
         self._stopping = False
+        self.instance_id = uuid.uuid4().hex
+        self.address = ""  # host:port, set by the server once bound
+        self.peers: dict[str, list[dict[str, Any]]] = {}  # workspace -> other live gateways
 
     # -- lifecycle ------------------------------------------------------------------
 
@@ -105,6 +123,24 @@ class Scheduler:
         self.started_at = self.clock()
         for s in self.served:
             try:
+                peers = await asyncio.to_thread(
+                    register_instance,
+                    s.ws,
+                    self.instance_id,
+                    os.getpid(),
+                    self.address,
+                    self.started_at,
+                )
+                if peers:
+                    self.peers[s.name] = peers
+                    log.warning(
+                        "another gateway serves workspace=%s (pid %s at %s); each scheduled slot "
+                        "is claimed in memcore.sqlite, so it runs once",
+                        s.ws.root,
+                        ",".join(str(p["pid"]) for p in peers),
+                        ",".join(str(p["address"] or "?") for p in peers),
+                    )
+                    continue  # its runs are its own: never mark them interrupted
                 if await asyncio.to_thread(wal.recover_pending, s.ws):
                     log.warning("interrupted run rolled back workspace=%s", s.ws.root)
                 n = await asyncio.to_thread(schedule.mark_interrupted, s.ws, self.started_at)
@@ -135,6 +171,9 @@ class Scheduler:
                 "gateway stop: waiting up to %gs for %d run(s)", self.shutdown_grace, len(pending)
             )
             await asyncio.wait(pending, timeout=self.shutdown_grace)
+        for s in self.served:
+            with contextlib.suppress(Exception):
+                await asyncio.to_thread(unregister_instance, s.ws, self.instance_id)
         now = self.clock()
         for name in list(self.active):
             s = next(x for x in self.served if x.name == name)
@@ -199,9 +238,7 @@ class Scheduler:
                         gap_end = now + timedelta(seconds=self.min_gap - (time.monotonic() - last))
                         wake_at = min(wake_at, gap_end)
                         continue
-                    trigger = (
-                        "startup" if due.timestamp() < self.started_at.timestamp() else "schedule"
-                    )
+                    trigger = _trigger(due, _state, self.started_at)
                     due_runs.append((s, job, due, trigger))
                     break  # one run per workspace at a time; the rest after it ends
             except Exception as exc:
@@ -228,7 +265,7 @@ class Scheduler:
                     return
                 try:
                     self._started[(s.name, job.name)] = time.monotonic()
-                    await self.run(s, job, trigger=trigger, slot=slot)
+                    await self.run(s, job, trigger=trigger, slot=slot, owner=self.instance_id)
                 except Busy:
                     return  # a manual run got there first; the next tick decides again
                 self._fired[(s.name, job.name)] = slot.timestamp()
@@ -241,13 +278,22 @@ class Scheduler:
     # -- runs (scheduled and manual) ---------------------------------------------------
 
     async def run(
-        self, s: Served, job: Job, *, trigger: str = "manual", slot: datetime | None = None
+        self,
+        s: Served,
+        job: Job,
+        *,
+        trigger: str = "manual",
+        slot: datetime | None = None,
+        owner: str | None = None,
     ) -> RunOutcome:
-        """Run ``job`` on ``s`` now under the workspace guard; raise Busy when one is running."""
+        """Run ``job`` on ``s`` now under the workspace guard; raise Busy when one is running.
+        With ``owner`` the slot is claimed first (``claimed``: another gateway had it)."""
         return await self.exclusive(
             s,
             job.name,
-            lambda: schedule.execute(s.ws, job, self.clock(), trigger=trigger, slot=slot),
+            lambda: schedule.execute(
+                s.ws, job, self.clock(), trigger=trigger, slot=slot, owner=owner
+            ),
         )
 
     async def exclusive(self, s: Served, label: str, fn: Callable[[], T]) -> T:
@@ -282,4 +328,5 @@ class Scheduler:
             "active": dict(self.active),
             "errors": dict(self.errors),
             "maxConcurrent": self.max_concurrent,
+            "otherGateways": dict(self.peers),
         }

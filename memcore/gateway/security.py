@@ -169,11 +169,21 @@ async def read_json(request: Request, schema: Schema, limit: int) -> dict[str, A
                 raise HTTPProblem(400, f"missing field {name!r}")
             continue
         value = data[name]
+        if isinstance(value, str) and not _encodable(value):
+            raise HTTPProblem(400, f"field {name!r} contains a lone surrogate; send UTF-8 text")
         ok = isinstance(value, types) and not (isinstance(value, bool) and bool not in types)
         if not ok:
             want = " or ".join(_type_name(t) for t in types)
             raise HTTPProblem(400, f"field {name!r} must be {want}, got {json.dumps(value)[:60]}")
     return data
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _type_name(t: type) -> str:

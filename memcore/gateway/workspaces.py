@@ -116,7 +116,7 @@ def pick(served: list[Served], selector: str | None) -> Served:
     for s in served:
         if s.name == selector:
             return s
-    if selector.isdigit() and int(selector) < len(served):
+    if selector.isascii() and selector.isdigit() and int(selector) < len(served):
         return served[int(selector)]
     names = ", ".join(f"{s.index}={s.name}" for s in served)
     raise UnknownWorkspace(f"no workspace {selector!r}; served: {names}")

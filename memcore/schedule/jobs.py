@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import json
 import logging
 import sqlite3
 import threading
@@ -27,6 +28,7 @@ from memcore.schedule.state import (
     JobState,
     _finish_run,
     _start_run,
+    claim_slot,
     close_connections,
     load_state,
     load_states,
@@ -54,6 +56,7 @@ __all__ = [
     "load_state",
     "load_states",
     "mark_interrupted",
+    "note_cadence",
     "recent_runs",
     "register_job",
     "registered_jobs",
@@ -181,7 +184,9 @@ def cron_next_due(cron: str, tz: ZoneInfo, now: datetime, state: JobState) -> da
     When slots were missed (the gateway was down), the *latest* missed slot is returned, which
     is in the past, so the job runs once now and the older missed slots are skipped: no burst.
     """
-    base = _latest(state.last_slot, state.created_at) or now
+    note_cadence(state, {"cron": cron, "tz": getattr(tz, "key", None) or str(tz)}, now)
+    # a changed cadence counts from the change: its past slots never fire
+    base = _latest(state.last_slot, state.created_at, state.cadence_since) or now
     nxt = cron_slots_after(cron, tz, base)
     if not nxt:
         raise InputError(f"cron {cron!r} has no future slot")
@@ -201,8 +206,37 @@ def cron_next_due(cron: str, tz: ZoneInfo, now: datetime, state: JobState) -> da
 
 def interval_next_due(interval: timedelta, now: datetime, state: JobState) -> datetime:
     """Due time of an interval job: ``interval`` after the last run (or after first sight)."""
+    note_cadence(state, {"interval": interval.total_seconds()}, now)
     base = state.last_run_at or state.created_at or now
     return base + interval
+
+
+def note_cadence(state: JobState, cadence: dict[str, Any], now: datetime) -> None:
+    """Remember the job's cadence (the last good one, kept when the config turns invalid);
+    a change from the one remembered sets ``cadence_since`` to ``now``."""
+    text = json.dumps(cadence, sort_keys=True)
+    if state.cadence == text:
+        return
+    if state.cadence is not None:
+        state.cadence_since = now
+    state.cadence = text
+
+
+def _due_on_last_good(state: JobState, now: datetime) -> datetime | None:
+    """The next due time on the remembered cadence (the config is invalid now): every later
+    slot keeps coming, not only the one stored before the config broke."""
+    if state.cadence is None:
+        return state.next_run_at
+    cadence = json.loads(state.cadence)
+    if "cron" in cadence:
+        tz = ZoneInfo(cadence["tz"])
+        base = _latest(state.last_slot, state.created_at, state.cadence_since) or now
+        if state.next_run_at is not None and state.next_run_at.timestamp() > base.timestamp():
+            return state.next_run_at  # not consumed yet
+        nxt = cron_slots_after(cadence["cron"], tz, base)
+        return nxt[0] if nxt else None
+    base = state.last_run_at or state.created_at or now
+    return base + timedelta(seconds=float(cadence["interval"]))
 
 
 def _latest(*values: datetime | None) -> datetime | None:
@@ -216,7 +250,7 @@ def _latest(*values: datetime | None) -> datetime | None:
 @dataclass
 class RunOutcome:
     job: str
-    status: str  # ok | failed | skipped
+    status: str  # ok | failed | skipped | claimed (another gateway had the slot)
     result: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
     duration_ms: int = 0
@@ -232,8 +266,12 @@ def execute(
     trigger: str = "schedule",
     slot: datetime | None = None,
     clock: Callable[[], datetime] | None = None,
+    owner: str | None = None,
 ) -> RunOutcome:
     """Run ``job`` once and record it (state + run row). Never raises for a job's failure.
+
+    With ``slot`` and ``owner`` (a gateway's id) the slot is first claimed in memcore.sqlite;
+    when another gateway claimed it, nothing runs and the outcome's status is ``claimed``.
 
     ``slot`` is the due time this run consumes (scheduled runs); manual runs pass None and
     leave the schedule alone. ``clock`` gives the finish time (default: ``now`` + elapsed).
@@ -241,6 +279,14 @@ def execute(
     import time
     import traceback
 
+    if slot is not None and owner is not None and not claim_slot(ws, job.name, slot, owner, now):
+        log.info(
+            "slot already claimed workspace=%s job=%s slot=%s (another gateway ran it)",
+            ws.root,
+            job.name,
+            slot.isoformat(),
+        )
+        return RunOutcome(job.name, "claimed")
     state = load_state(ws, job.name)
     if state.created_at is None:
         state.created_at = now
@@ -309,15 +355,29 @@ def compute_due(
     if state.created_at is None:
         state.created_at = now
         changed = True
+    before = (state.cadence, state.cadence_since)
     try:
         due = job.next_due(ws, now, state)
         err = None
     except MemcoreError as exc:
-        due, err = state.next_run_at, str(exc)
+        due, err = _due_on_last_good(state, now), str(exc)
     except Exception as exc:
-        due, err = state.next_run_at, f"{type(exc).__name__}: {exc}"
+        due, err = _due_on_last_good(state, now), f"{type(exc).__name__}: {exc}"
         log.exception("next_due failed workspace=%s job=%s", ws.root, job.name)
+    if (state.cadence, state.cadence_since) != before:
+        changed = True
+        if before[0] is not None:
+            log.info(
+                "schedule changed workspace=%s job=%s cadence=%s (slots from now: config-change)",
+                ws.root,
+                job.name,
+                state.cadence,
+            )
     if err is not None:
+        if state.config_error is None:
+            state.config_error_since = now
+        if due is not None and due.timestamp() > now.timestamp() and due != state.next_run_at:
+            state.next_run_at = due
         if err != state.config_error:
             log.error(
                 "schedule error workspace=%s job=%s error=%s (keeping last good schedule)",
@@ -330,6 +390,7 @@ def compute_due(
     else:
         if state.config_error is not None:
             state.config_error = None
+            state.config_error_since = None
             changed = True
         # A due time in the past ("due now", e.g. an interval job that never ran) is not
         # stored: it would change on every call and turn each status read into a write.

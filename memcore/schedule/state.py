@@ -40,6 +40,9 @@ class JobState:
     next_run_at: datetime | None = None  # last good computed due time (kept on config errors)
     running: bool = False
     config_error: str | None = None  # the error that stopped next_due, if any
+    config_error_since: datetime | None = None  # when that error was first seen
+    cadence: str | None = None  # the last good cadence as JSON ({"cron", "tz"} | {"interval"})
+    cadence_since: datetime | None = None  # when the cadence last changed (slots from then on)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -60,7 +63,23 @@ CREATE TABLE IF NOT EXISTS schedule_state (
     consecutive_failures INTEGER NOT NULL DEFAULT 0,
     next_run_at TEXT,
     running INTEGER NOT NULL DEFAULT 0,
-    config_error TEXT
+    config_error TEXT,
+    config_error_since TEXT,
+    cadence TEXT,
+    cadence_since TEXT
+);
+CREATE TABLE IF NOT EXISTS schedule_claims (
+    job TEXT NOT NULL,
+    slot TEXT NOT NULL,
+    owner TEXT NOT NULL,
+    claimed_at TEXT NOT NULL,
+    PRIMARY KEY (job, slot)
+);
+CREATE TABLE IF NOT EXISTS gateway_instances (
+    id TEXT PRIMARY KEY,
+    pid INTEGER NOT NULL,
+    address TEXT,
+    started_at TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS schedule_runs (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -77,11 +96,25 @@ CREATE TABLE IF NOT EXISTS schedule_runs (
 CREATE INDEX IF NOT EXISTS schedule_runs_job ON schedule_runs(job, id);
 """
 
-_DT_FIELDS = ("created_at", "last_run_at", "last_slot", "next_run_at")
+_DT_FIELDS = (
+    "created_at",
+    "last_run_at",
+    "last_slot",
+    "next_run_at",
+    "config_error_since",
+    "cadence_since",
+)
+_ADDED_COLUMNS = ("config_error_since", "cadence", "cadence_since")
+MAX_CLAIMS_KEPT = 500
 
 
 def _ensure_schema(conn: sqlite3.Connection) -> None:
     conn.executescript(_SCHEMA)
+    have = {r[1] for r in conn.execute("PRAGMA table_info(schedule_state)")}
+    for col in _ADDED_COLUMNS:  # a table made by an older memcore
+        if col not in have:
+            with contextlib.suppress(sqlite3.OperationalError):  # another process added it
+                conn.execute(f"ALTER TABLE schedule_state ADD COLUMN {col} TEXT")
 
 
 _CONNS: dict[str, tuple[sqlite3.Connection, threading.Lock, int]] = {}
@@ -231,6 +264,55 @@ def _finish_run(
             ),
         )
     return ms
+
+
+def claim_slot(ws: Workspace, job: str, slot: datetime, owner: str, now: datetime) -> bool:
+    """Claim ``job``'s ``slot`` for ``owner`` in the workspace database; False when another
+    gateway (or an earlier run of this one) claimed it first. Two gateways serving one
+    workspace therefore never run the same slot twice."""
+    with _conn(ws) as conn:
+        cur = conn.execute(
+            "INSERT OR IGNORE INTO schedule_claims (job, slot, owner, claimed_at) "
+            "VALUES (?, ?, ?, ?)",
+            (job, iso_ms(slot), owner, iso_ms(now)),
+        )
+        if cur.rowcount:
+            conn.execute(
+                "DELETE FROM schedule_claims WHERE job = ? AND rowid <= "
+                "(SELECT max(rowid) FROM schedule_claims) - ?",
+                (job, MAX_CLAIMS_KEPT),
+            )
+        return bool(cur.rowcount)
+
+
+def register_instance(
+    ws: Workspace, ident: str, pid: int, address: str, now: datetime
+) -> list[dict[str, Any]]:
+    """Record a gateway serving ``ws``; return the other gateways that serve it now (their
+    process alive). Rows of dead processes are removed."""
+    from memcore.workspace.core import pid_alive
+
+    with _conn(ws) as conn:
+        rows = conn.execute("SELECT id, pid, address, started_at FROM gateway_instances").fetchall()
+        others = []
+        for r in rows:
+            if r["id"] == ident:
+                continue
+            if not pid_alive(int(r["pid"])):
+                conn.execute("DELETE FROM gateway_instances WHERE id = ?", (r["id"],))
+                continue
+            others.append({"pid": r["pid"], "address": r["address"], "startedAt": r["started_at"]})
+        conn.execute(
+            "INSERT OR REPLACE INTO gateway_instances (id, pid, address, started_at) "
+            "VALUES (?, ?, ?, ?)",
+            (ident, pid, address, iso_ms(now)),
+        )
+    return others
+
+
+def unregister_instance(ws: Workspace, ident: str) -> None:
+    with _conn(ws) as conn:
+        conn.execute("DELETE FROM gateway_instances WHERE id = ?", (ident,))
 
 
 def mark_interrupted(ws: Workspace, now: datetime) -> int:
