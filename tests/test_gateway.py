@@ -340,8 +340,11 @@ def test_cli_gateway_starts_logs_and_stops_on_sigterm(ws: Workspace, tmp_path: P
             proc.kill()
     assert proc.returncode == 0
     assert f"gateway start host=127.0.0.1 port={port}" in err
-    assert "token " in err  # generated and printed once
-    assert err.count("token ") == 1
+    token_file = Path(os.environ["MEMCORE_USER_DIR"]) / "gateway.token"
+    token = token_file.read_text(encoding="utf-8").strip()
+    assert token and token not in err  # kept in the file, never printed in the log
+    assert f"token in {token_file}" in err
+    assert token_file.stat().st_mode & 0o777 == 0o600
     assert "gateway stop" in err
 
 

@@ -49,6 +49,13 @@ def _setup_logging() -> None:
     is_flag=True,
     help="Never put the token into the page (shared machines); paste it in the page.",
 )
+@click.option(
+    "--read-token/--no-read-token",
+    "read_token",
+    default=None,
+    help="GET routes that return memory text need the token too (default: on when --host is "
+    "not loopback).",
+)
 def gateway_cmd(
     workspaces: tuple[str, ...],
     host: str | None,
@@ -57,12 +64,14 @@ def gateway_cmd(
     allow_hosts: tuple[str, ...],
     no_scheduler: bool,
     no_embed_token: bool,
+    read_token: bool | None,
 ) -> None:
     """Run the gateway: scheduled dreaming, the HTTP API and the Dreams page.
 
-    Mutating API routes need the bearer token: $MEMCORE_TOKEN, or a token generated at start and
-    printed once on stderr. Stop with Ctrl-C or SIGTERM; a running job finishes or is recorded
-    as interrupted. There is no --json: it serves JSON over HTTP.
+    Mutating API routes need the bearer token: $MEMCORE_TOKEN, else the one kept in
+    gateway.token of the user folder (mode 0600, created at the first start). With --read-token
+    the GET routes that return memory text need it too. Stop with Ctrl-C or SIGTERM; a running
+    job finishes or is recorded as interrupted. There is no --json: it serves JSON over HTTP.
 
     \b
     Examples:
@@ -74,11 +83,12 @@ def gateway_cmd(
     import sys
     from pathlib import Path
 
-    from memcore.gateway.security import new_token
+    from memcore.gateway.security import TOKEN_FILE, load_or_create_token
     from memcore.gateway.server import GatewayOptions, print_banner, serve
     from memcore.gateway.workspaces import (
         build_served,
         read_user_file,
+        user_dir,
         user_file,
         workspaces_from_user_file,
     )
@@ -96,8 +106,10 @@ def gateway_cmd(
     host = host or str(defaults.get("host", "127.0.0.1"))
     port = port if port is not None else int(defaults.get("port", 8787))
     token = os.environ.get("MEMCORE_TOKEN", "").strip()
-    generated = not token
-    token = token or new_token()
+    token_file = None
+    if not token:
+        token_file = user_dir() / TOKEN_FILE
+        token, _created = load_or_create_token(token_file)
     opts = GatewayOptions(
         host=host,
         port=port,
@@ -106,6 +118,8 @@ def gateway_cmd(
         scheduler=not no_scheduler,
         embed_token=not no_embed_token,
         allow_hosts=allow_hosts,
+        read_token=read_token,
     )
-    code = serve(served, opts, banner=lambda url: print_banner(url, token, generated))
+    shown = str(token_file) if token_file else None
+    code = serve(served, opts, banner=lambda url: print_banner(url, shown))
     sys.exit(code)

@@ -89,15 +89,22 @@ def _json(data: Any, status: int = 200) -> JSONResponse:
 
 
 def endpoint(
-    gw: Gateway, fn: Callable[[Gateway, Request], Awaitable[Response]], *, mutating: bool
+    gw: Gateway,
+    fn: Callable[[Gateway, Request], Awaitable[Response]],
+    *,
+    mutating: bool,
+    memory_text: bool = False,
 ) -> Handler:
-    """Wrap a route: Host/Origin (all), token + content type (mutating), errors → JSON."""
+    """Wrap a route: Host/Origin (all), token + content type (mutating), the token in
+    read-token mode (GET routes that return memory text), errors → JSON."""
 
     async def handler(request: Request) -> Response:
         try:
             gw.guard.check_host_origin(request)
             if mutating:
                 await gw.guard.check_mutation(request)
+            elif memory_text:
+                gw.guard.check_read(request)
             return await fn(gw, request)
         except asyncio.CancelledError:
             # uvicorn cancels requests still running when the shutdown grace is over: answer
@@ -321,6 +328,7 @@ async def page(gw: Gateway, request: Request) -> Response:
         "workspace_path": html.escape(str(s.ws.root)),
         "workspace_options": options,
         "token": html.escape(token),
+        "read_token": "1" if gw.guard.read_token else "",
         "short_term": st.get("shortTermCount", 0),
         "long_term": st.get("longTermCount", 0),
         "promoted_total": st.get("promotedTotal", 0),
@@ -375,12 +383,17 @@ async def static(gw: Gateway, request: Request) -> Response:
 
 # -- assembly -------------------------------------------------------------------------------
 
+#: GET routes whose answers carry memory text (snippets, review texts, health entries): in
+#: read-token mode they need the token, like every POST.
+MEMORY_TEXT = (candidates, review_list, sessions_route)
+
 
 def create_app(gw: Gateway) -> Starlette:
     """The ASGI app; its lifespan starts and stops ``gw.scheduler``."""
 
     def r(path: str, fn: Any, method: str) -> Route:
-        return Route(path, endpoint(gw, fn, mutating=method == "POST"), methods=[method])
+        handler = endpoint(gw, fn, mutating=method == "POST", memory_text=fn in MEMORY_TEXT)
+        return Route(path, handler, methods=[method])
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

@@ -7,13 +7,41 @@
   const workspace = meta("memcore-workspace");
   const $ = (id) => document.getElementById(id);
 
+  // -- the token: embedded (loopback page), else asked for once and kept in localStorage ----
+  const TOKEN_KEY = "memcore-token";
+  const readToken = meta("memcore-read-token") === "1";
+
   function token() {
     const fromHash = new URLSearchParams(location.hash.slice(1)).get("token");
     if (fromHash) {
-      sessionStorage.setItem("memcore-token", fromHash);
+      localStorage.setItem(TOKEN_KEY, fromHash);
       history.replaceState(null, "", location.pathname + location.search);
     }
-    return meta("memcore-token") || sessionStorage.getItem("memcore-token") || "";
+    return meta("memcore-token") || localStorage.getItem(TOKEN_KEY) || "";
+  }
+
+  function askToken(message) {
+    $("token-bar").hidden = false;
+    text($("token-note"), message || "");
+  }
+
+  function authHeaders() {
+    const tok = token();
+    return tok ? { Authorization: `Bearer ${tok}` } : {};
+  }
+
+  async function answer(res, sent) {
+    const data = await res.json();
+    if (res.status === 401) {
+      if (sent) {
+        if (localStorage.getItem(TOKEN_KEY) === sent) localStorage.removeItem(TOKEN_KEY);
+        askToken("That token was refused; paste the one in gateway.token.");  // ask again
+      } else if (!$("token-note").textContent) {
+        askToken("This gateway needs its token; paste the one in gateway.token.");
+      }
+    }
+    if (!res.ok) throw new Error(data.error || res.statusText);
+    return data;
   }
 
   function q(path) {
@@ -22,26 +50,22 @@
   }
 
   async function getJSON(path) {
-    const res = await fetch(q(path), { headers: { Accept: "application/json" } });
-    const data = await res.json();
-    if (!res.ok) throw new Error(data.error || res.statusText);
-    return data;
+    const sent = token();
+    const res = await fetch(q(path), { headers: { Accept: "application/json", ...authHeaders() } });
+    return answer(res, sent);
   }
 
   async function post(path, body) {
-    const tok = token();
-    if (!tok) {
-      $("token-bar").hidden = false;
+    if (!token()) {
+      askToken("Actions need the gateway token (in gateway.token of your memcore folder).");
       throw new Error("actions need the gateway token");
     }
     const res = await fetch(path, {
       method: "POST",
-      headers: { "Content-Type": "application/json", Authorization: `Bearer ${tok}` },
+      headers: { "Content-Type": "application/json", ...authHeaders() },
       body: JSON.stringify({ ...body, workspace }),
     });
-    const data = await res.json();
-    if (!res.ok) throw new Error(data.error || res.statusText);
-    return data;
+    return answer(res, token());
   }
 
   function text(el, value) {
@@ -485,11 +509,15 @@
         return d.reply.split("\n")[0];
       })));
     $("token-save").addEventListener("click", () => {
-      sessionStorage.setItem("memcore-token", $("token-input").value.trim());
+      const value = $("token-input").value.trim();
+      if (!value) return;
+      localStorage.setItem(TOKEN_KEY, value);
       $("token-input").value = "";
+      text($("token-note"), "");
       $("token-bar").hidden = true;
+      refresh();
     });
-    if (!token()) $("token-bar").hidden = false;
+    if (!token()) askToken(readToken ? "This gateway needs its token to show memory text." : "");
     refresh();
     setInterval(() => { if (!document.hidden) refresh(); }, POLL_MS);
   }

@@ -9,17 +9,21 @@ forces a preflight that the gateway never grants) plus the bearer token.
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import ipaddress
 import json
+import os
 import secrets
+import stat
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from starlette.requests import Request
 
-from memcore.errors import HTTPProblem
+from memcore.errors import ConfigError, HTTPProblem
 
 DEFAULT_MAX_BODY = 64 * 1024
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
@@ -27,6 +31,49 @@ LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 
 def new_token() -> str:
     return secrets.token_urlsafe(24)
+
+
+TOKEN_FILE = "gateway.token"
+
+
+def load_or_create_token(path: Path) -> tuple[str, bool]:
+    """The token kept in ``path`` (mode 0600), creating it with a new token when missing.
+
+    Returns (token, created). A token file that others may read (group or other permission
+    bits), that is not a regular file or that is empty is refused with what to do: the file
+    replaces printing the token in the gateway's log, which other users may read.
+    """
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        st = None
+    if st is not None:
+        if not stat.S_ISREG(st.st_mode):
+            raise ConfigError(f"{path} must be a regular file holding the gateway token")
+        if st.st_mode & 0o077:
+            raise ConfigError(
+                f"{path} may be read by other users (mode {stat.S_IMODE(st.st_mode):04o}); "
+                f"run: chmod 600 {path}"
+            )
+        token = path.read_text(encoding="utf-8").strip()
+        if not token:
+            raise ConfigError(f"{path} is empty; delete it to get a new token")
+        return token, False
+    token = new_token()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(token + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return token, True
 
 
 def is_loopback(host: str) -> bool:
@@ -62,6 +109,7 @@ class Guard:
     extra_hosts: tuple[str, ...] = ()
     max_body: int = DEFAULT_MAX_BODY
     embed_token: bool = True  # False: the page never carries the token (--no-embed-token)
+    read_token: bool = False  # True: GET routes with memory text need the token (--read-token)
     names: set[str] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -96,6 +144,11 @@ class Guard:
         if not hmac.compare_digest(value.strip().encode(), self.token.encode()):
             raise HTTPProblem(401, "wrong bearer token")
 
+    def check_read(self, request: Request) -> None:
+        """In read-token mode, a GET route that returns memory text needs the token too."""
+        if self.read_token:
+            self.check_token(request)
+
     async def check_mutation(self, request: Request) -> None:
         """Token and content type of a mutating request (Host/Origin already checked)."""
         self.check_token(request)
@@ -110,8 +163,8 @@ class Guard:
         browser that says the load was started by another site (``Sec-Fetch-Site``) gets no
         token. The page also forbids framing, so no foreign page can click its buttons.
         """
-        if not self.embed_token:
-            return False
+        if not self.embed_token or self.read_token:
+            return False  # in read-token mode the page asks for the token instead
         client = request.client.host if request.client else ""
         if not is_loopback(client):
             return False

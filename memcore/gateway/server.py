@@ -62,6 +62,12 @@ class GatewayOptions:
     scheduler: bool = True
     embed_token: bool = True
     allow_hosts: tuple[str, ...] = ()
+    read_token: bool | None = None  # None: on for a non-loopback host, off on loopback
+
+
+def read_token_default(opts: GatewayOptions) -> bool:
+    """Read-token mode unless chosen: on when the gateway listens beyond loopback."""
+    return opts.read_token if opts.read_token is not None else not is_loopback(opts.host)
 
 
 def build(served: list[Served], opts: GatewayOptions) -> Gateway:
@@ -70,6 +76,7 @@ def build(served: list[Served], opts: GatewayOptions) -> Gateway:
         bind_host=opts.host,
         extra_hosts=opts.allow_hosts,
         embed_token=opts.embed_token,
+        read_token=read_token_default(opts),
     )
     sched = Scheduler(
         served,
@@ -136,8 +143,9 @@ def serve(
     if not is_loopback(opts.host):
         log.warning(
             "gateway listening on %s, not loopback: anyone who can reach this address can read "
-            "status; mutating routes still need the token",
+            "status; mutating routes%s need the token",
             opts.host,
+            " and memory text" if read_token_default(opts) else "",
         )
     gw = build(served, opts)
     log.info(
@@ -220,8 +228,12 @@ def serve_in_thread(served: list[Served], opts: GatewayOptions) -> Iterator[Runn
         sock.close()
 
 
-def print_banner(url: str, token: str, generated: bool) -> None:
-    """Tell the user where the page is and (once) the generated token, on stderr."""
+def print_banner(url: str, token_file: str | None) -> None:
+    """Tell the user where the page is and where the token is kept, on stderr (never the token
+    itself: a log may be read by others)."""
     print(f"memcore gateway: {url}/", file=sys.stderr)
-    if generated:
-        print(f"memcore gateway: token {token}  (set MEMCORE_TOKEN to choose one)", file=sys.stderr)
+    if token_file:
+        print(
+            f"memcore gateway: token in {token_file} (mode 0600; set MEMCORE_TOKEN to choose one)",
+            file=sys.stderr,
+        )
