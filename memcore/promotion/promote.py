@@ -46,7 +46,12 @@ from memcore.workspace.config import DreamingSettings, dreaming_settings, load_c
 from memcore.workspace.core import Workspace
 from memcore.workspace.entries import parse
 from memcore.workspace.markdown import format_marker, marked_recall_keys, promoted_entry_id
-from memcore.workspace.openclaw_md import comparable, unmarked_promotions
+from memcore.workspace.openclaw_md import (
+    CONSOLIDATED_HEADING,
+    comparable,
+    consolidated_bullet,
+    unmarked_promotions,
+)
 from memcore.workspace.provenance import range_reason, snippet_reason
 
 SECTION_PREFIX = "## Promoted From Short-Term Memory"
@@ -405,6 +410,7 @@ def plan_promotion(
     plan = PromotionPlan(text, outcome)
     if not selected:
         return plan
+    style = promotion_style(ws)
     if len(text) > budget and over_budget == "error":
         raise over_budget_error(len(text), budget)
     already = marked_recall_keys(text)
@@ -429,7 +435,7 @@ def plan_promotion(
         if hit is not None:
             reinforce.setdefault(hit.entry_id, []).append(c)
             continue
-        trial = text + render_section(text, [*to_append, c], now, settings)
+        trial = text + render_section(text, [*to_append, c], now, settings, style)
         if len(trial) > budget:
             outcome["heldBack"].append(
                 {
@@ -443,7 +449,7 @@ def plan_promotion(
         to_append.append(c)
         said.add(_Said(c.snippet, promoted_entry_id(c.key), True))
     if to_append:
-        plan.text = text + render_section(text, to_append, now, settings)
+        plan.text = text + render_section(text, to_append, now, settings, style)
         old_ids = {e.id for e in doc.entries}
         for e in parse(plan.text).entries:
             if e.id not in old_ids:
@@ -527,16 +533,40 @@ def bullet_text(c: Candidate) -> str:
     )
 
 
+def promotion_style(ws: Workspace) -> str:
+    """``openclaw`` (OpenClaw's newest format) in an OpenClaw workspace, else ``memcore``."""
+    from memcore.workspace.kinds import kind_of
+
+    return "openclaw" if kind_of(ws.root).name == "openclaw" else "memcore"
+
+
 def render_section(
-    existing: str, cands: list[Candidate], now: datetime, settings: DreamingSettings
+    existing: str,
+    cands: list[Candidate],
+    now: datetime,
+    settings: DreamingSettings,
+    style: str = "memcore",
 ) -> str:
-    """The text appended to ``existing``: title if empty, newline fix, the dated section."""
+    """The text appended to ``existing``: title if empty, newline fix, the dated section.
+
+    ``style`` ``openclaw`` writes OpenClaw's newest format (``## Consolidated Memory (date)``,
+    a promotion marker per entry, ``Source:`` and trigger/importance annotations), so an
+    OpenClaw gateway recognises the entries and never promotes them again."""
     prefix = ""
     if not existing.strip():
         prefix = TITLE + "\n\n"
     elif not existing.endswith("\n"):
         prefix = "\n"
     day = now.astimezone(settings.tz).date().isoformat()
+    if style == "openclaw":
+        lines = ["", f"{CONSOLIDATED_HEADING} ({day})", ""]
+        for c in cands:
+            snippet = _LIST_MARK_RE.sub("", redact(c.snippet), count=1)
+            lines.extend(
+                consolidated_bullet(c.key, snippet, c.path, c.start_line, c.end_line, c.score)
+            )
+        lines.append("")
+        return prefix + "\n".join(lines)
     lines = ["", f"{SECTION_PREFIX} ({day})", ""]
     for c in cands:
         lines.append(
@@ -554,7 +584,13 @@ def render_section(
 
 # -- relocation -------------------------------------------------------------------------
 
-_OWN_OUTPUT_MARKERS = ("<!-- memcore:entry", "<!-- openclaw-memory-promotion:", SECTION_PREFIX)
+_OWN_OUTPUT_MARKERS = (
+    "<!-- memcore:entry",
+    "<!-- openclaw-memory-promotion:",
+    "<!-- openclaw-memory-lineage:",
+    SECTION_PREFIX,
+    CONSOLIDATED_HEADING,
+)
 
 
 def _looks_like_own_output(snippet: str) -> bool:

@@ -149,9 +149,17 @@ def read_store(
     (without ``set_aside``, for previews: StoreCorrupt is raised and the file left alone).
 
     With ``normalize`` every entry goes through OpenClaw's read rules (invalid ones dropped).
+    When the file is absent, OpenClaw's SQLite-held state is read instead, read-only
+    (:mod:`memcore.recall.openclaw_state`).
     """
     now = now or utcnow()
     doc, aside = _load_raw(ws.store_path, now, set_aside)
+    if doc is None and aside is None and not ws.store_path.exists():
+        from memcore.recall import openclaw_state
+
+        found = openclaw_state.load(ws)  # OpenClaw's SQLite state, read-only
+        if found is not None:
+            doc = found[0]
     if doc is None:
         return Store(quarantined=aside)
     raw_entries = doc.get("entries") or {}

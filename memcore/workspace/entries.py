@@ -25,6 +25,7 @@ from memcore.workspace.markdown import (
     promoted_entry_id,
     text_entry_id,
 )
+from memcore.workspace.openclaw_md import LINEAGE_MARKER_RE, split_bullet
 
 TYPES = (
     "decision",
@@ -68,6 +69,10 @@ class Entry:
     has_marker: bool = False
     id_source: str = "text"  # marker | openclaw | text
     promotion_score: float | None = None
+    #: What OpenClaw's newest format says about the entry: ``source`` (path#La-Lb),
+    #: ``trigger``, ``importance``, ``project`` (its annotations) and ``lineage`` (the key of
+    #: the entry it descends from).
+    openclaw: dict[str, str] = field(default_factory=dict)
 
     @property
     def start_line(self) -> int:
@@ -108,7 +113,28 @@ def content_hash(text: str) -> str:
 
 
 def clean_text(body: str) -> tuple[str, float | None]:
-    """One-line text of an entry body and the promotion score its trailer carries, if any."""
+    """One-line text of an entry body and the promotion score its trailer carries, if any.
+    OpenClaw's ``Source: path#La-Lb`` and ``<!-- trigger/importance/project -->`` annotations
+    are metadata, not text (:func:`openclaw_meta`)."""
+    text, score = _clean_text(body)
+    if "<!--" in text or "Source:" in text:
+        text = split_bullet(text)[0]
+    return text, score
+
+
+def openclaw_meta(body: str) -> dict[str, str]:
+    """The annotations and source of an entry in OpenClaw's newest format."""
+    if "<!--" not in body and "Source:" not in body:
+        return {}
+    lines = [ln for ln in body.splitlines() if not _COMMENT_LINE_RE.match(ln)]
+    _, notes, src = split_bullet(" ".join(ln.strip() for ln in lines))
+    out = dict(notes)
+    if src is not None:
+        out["source"] = f"{src[0]}#L{src[1]}-L{src[2]}"
+    return out
+
+
+def _clean_text(body: str) -> tuple[str, float | None]:
     lines = [ln for ln in body.splitlines() if not _COMMENT_LINE_RE.match(ln)]
     joined = " ".join(ln.strip() for ln in lines)
     joined = _BULLET_PREFIX_RE.sub("", joined, count=1)
@@ -166,6 +192,7 @@ def parse(source: str) -> Document:
     entries: list[Entry] = []
     section = ""
     pending: tuple[int, dict[str, str], str | None] | None = None  # (line, attrs, openclaw key)
+    lineage: str | None = None  # an OpenClaw lineage marker just above
     i = 0
     n = len(lines)
     # Front matter at the very top is not an entry.
@@ -216,6 +243,9 @@ def parse(source: str) -> Document:
             i += 1
             continue
         if _COMMENT_LINE_RE.match(line) or _RULE_RE.match(line):
+            m_lin = LINEAGE_MARKER_RE.search(line)
+            if m_lin is not None:
+                lineage = m_lin.group("key").strip()
             i += 1
             continue
         # An entry starts here.
@@ -238,6 +268,10 @@ def parse(source: str) -> Document:
                 eid, id_source = promoted_entry_id(attrs["key"]), "marker"
         if not eid:
             eid = text_entry_id(text)
+        oc_meta = openclaw_meta(body)
+        if lineage is not None:
+            oc_meta["lineage"] = lineage
+            lineage = None
         entries.append(
             Entry(
                 id=eid,
@@ -251,6 +285,7 @@ def parse(source: str) -> Document:
                 has_marker=pending is not None and pending[2] is None,
                 id_source=id_source,
                 promotion_score=score,
+                openclaw=oc_meta,
             )
         )
         pending = None

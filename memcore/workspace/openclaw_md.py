@@ -144,3 +144,54 @@ def unmarked_promotions(text: str) -> set[tuple[str, str]]:
         for b in promoted_bullets(text)
         if b.key is None and b.path is not None
     }
+
+
+_TAG_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]{2,}")
+_NUMERIC_RE = re.compile(r"^[0-9._/-]+$")
+_STOP_WORDS = (
+    "the and for with that this from into have has was were are not but you your our their "
+    "they them then than when what which who will would should could can did does done also "
+    "about after before over under just only very more most some any each other such via "
+    "memory notes note daily today yesterday"
+)
+_STOP = frozenset(_STOP_WORDS.split(" "))
+MAX_TAGS = 8
+MAX_TRIGGERS = 3
+MAX_TRIGGER_CHARS = 64
+MAX_SNIPPET_CHARS = 640  # OpenClaw's maxPromotedSnippetTokens (160) x 4
+
+
+def concept_tags(path: str, snippet: str) -> list[str]:
+    """Lowercase concept tags of a snippet and its file's name: 3-32 characters, no dates or
+    numbers, no stop words, at most 8, in order of appearance."""
+    stem = path.rsplit("/", 1)[-1].removesuffix(".md")
+    out: list[str] = []
+    for raw in _TAG_RE.findall(f"{stem} {snippet}"):
+        tag = raw.lower().strip("._/-")
+        if not 3 <= len(tag) <= 32 or _NUMERIC_RE.match(tag) or tag in _STOP or tag in out:
+            continue
+        out.append(tag)
+        if len(out) == MAX_TAGS:
+            break
+    return out
+
+
+def importance(score: float) -> int:
+    """OpenClaw's importance annotation: the score times ten, rounded, from 3 to 10."""
+    return max(3, min(10, round(score * 10)))
+
+
+def consolidated_bullet(
+    key: str, snippet: str, path: str, start: int, end: int, score: float
+) -> list[str]:
+    """The lines of one promoted entry in OpenClaw's newest format: its promotion marker and
+    ``- <snippet> Source: <path>#L<a>-L<b> <!-- trigger: … --> <!-- importance: N -->``."""
+    text = " ".join(snippet.split()) or "(no snippet captured)"
+    if len(text) > MAX_SNIPPET_CHARS:
+        text = text[: MAX_SNIPPET_CHARS - 1].rstrip() + "…"
+    triggers = [t[:MAX_TRIGGER_CHARS] for t in concept_tags(path, text)[:MAX_TRIGGERS]]
+    line = f"- {text} Source: {path}#L{start}-L{end}"
+    if triggers:
+        line += f" <!-- trigger: {', '.join(triggers)} -->"
+    line += f" <!-- importance: {importance(score)} -->"
+    return [f"<!-- openclaw-memory-promotion:{key} -->", line]
