@@ -26,6 +26,7 @@ COMMANDS: dict[str, str] = {
     "dream": "memcore.cli.dream:dream_group",
     "dreaming": "memcore.cli.dreaming:dreaming_cmd",
     "gateway": "memcore.cli.gateway:gateway_cmd",
+    "export": "memcore.cli.export:export_cmd",
     "history": "memcore.cli.history:history_group",
     "import": "memcore.cli.imports:import_cmd",
     "init": "memcore.cli.init:init_cmd",

@@ -8,26 +8,38 @@ import click
 
 from memcore.cli.common import current_workspace, echo_json, json_option
 
+SOURCES = ("claude-code", "codex", "hermes", "openclaw", "mem0")
+
 
 @click.command("import")
-@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("file", type=click.Path(path_type=Path))
+@click.option(
+    "--from",
+    "source",
+    type=click.Choice(SOURCES),
+    help="Another agent's memory: FILE is its folder (mem0: a JSON/JSONL export).",
+)
 @click.option("--apply", "do_apply", is_flag=True, help="Write the entries (default: preview).")
 @click.option(
     "--skip-invalid", is_flag=True, help="Import the valid rows even when some are invalid."
 )
 @json_option
-def import_cmd(file: Path, do_apply: bool, skip_invalid: bool, as_json: bool) -> None:
-    """Import memories from a JSON or JSONL FILE (mem0-style exports) into MEMORY.md.
+def import_cmd(
+    file: Path, source: str | None, do_apply: bool, skip_invalid: bool, as_json: bool
+) -> None:
+    """Import memories from a JSON or JSONL FILE (mem0-style exports) into MEMORY.md, or
+    with --from another agent's memory folder (claude-code, codex, hermes, openclaw).
 
     Each row: text, type, scope, importance, confidence, pinned, created_at,
-    last_accessed_at, access_count. Previews by default; --apply writes one journaled,
+    last_accessed_at, access_count. A folder gives its memory files only (never
+    credentials, settings or sessions). Previews by default; --apply writes one journaled,
     undoable run. An invalid row stops the import unless --skip-invalid.
 
     \b
     Examples:
       memcore import export.jsonl                  # preview, nothing written
       memcore import export.json --apply           # one journaled run (memcore undo)
-      memcore import export.jsonl --apply --skip-invalid
+      memcore import --from hermes ~/.hermes/memories --apply
     """
     import sys
 
@@ -36,7 +48,14 @@ def import_cmd(file: Path, do_apply: bool, skip_invalid: bool, as_json: bool) ->
 
     ws = current_workspace()
     now = utcnow()
-    plan = imports.read_import(ws, file, now=now)
+    if source is None or source == "mem0":
+        plan = imports.read_import(ws, file, now=now)
+    else:
+        from memcore.dream.import_sources import read_from
+
+        plan, warnings = read_from(ws, source, file, now=now)
+        for w in warnings:
+            click.echo(f"Warning: {w}", err=True)
     for err in plan.errors:
         click.echo(f"{file}: {err}", err=True)
     blocked = bool(plan.errors) and not skip_invalid

@@ -268,10 +268,17 @@ def read_import(ws: Workspace, path: Path, *, now: datetime) -> ImportPlan:
     records = _records(path)
     if len(records) > MAX_ROWS:
         raise InputError(f"{path}: {len(records)} rows; allowed: at most {MAX_ROWS} per import")
+    return plan_records(ws, str(path), records, now=now)
+
+
+def plan_records(
+    ws: Workspace, source_label: str, records: list[tuple[int, Any]], *, now: datetime
+) -> ImportPlan:
+    """Check ``records`` (row number, object) against ``ws``'s MEMORY.md; writes nothing."""
     source = ledger.read_memory(ws)
     doc = parse(source)
     have = {e.id for e in doc.entries} | {text_entry_id(e.text) for e in doc.entries}
-    plan = ImportPlan(str(path), total=len(records), memory_sha1=content_hash(source))
+    plan = ImportPlan(source_label, total=len(records), memory_sha1=content_hash(source))
     for row, obj in records:
         got, errors = parse_row(row, obj, now)
         plan.errors.extend(errors)

@@ -4,6 +4,7 @@ neither; its own files live in its own folder."""
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from memcore.workspace.core import Workspace, read_text_checked
@@ -14,6 +15,7 @@ if TYPE_CHECKING:
     from memcore.workspace.layouts import Report
 
 SUMMARY = "memory_summary.md"
+_LIST_MARK_RE = re.compile(r"^(?:[-*+]|\d{1,9}[.)])\s+")
 SUMMARY_VERSION = "v1"
 
 
@@ -40,8 +42,7 @@ def describe(ws: Workspace, report: Report) -> None:
         if why is not None:
             report.warnings.append(f"{summary}: {why}; memcore leaves the file as it is")
         for i, line in enumerate(text.splitlines()[1:], start=2):
-            if line.strip():
-                report.entries.append(
-                    LayoutEntry(line.strip(), f"{SUMMARY}:{i}", {"summary": True}, True)
-                )
+            text = _LIST_MARK_RE.sub("", line.strip(), count=1)
+            if text:
+                report.entries.append(LayoutEntry(text, f"{SUMMARY}:{i}", {"summary": True}, True))
     report.writes.extend(own_files(ws))
