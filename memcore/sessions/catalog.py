@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from memcore.errors import InputError
+from memcore.sessions.binding import bound_files
 from memcore.sessions.settings import SessionsSettings
 from memcore.sessions.store import progress, transaction
 from memcore.sessions.transcripts import Transcript, read_transcript
@@ -89,7 +90,8 @@ def scan(
 ) -> list[SessionInfo]:
     """Bring ``sess_files`` up to date with the folder; parse only files that changed.
     Parsed transcripts are put in ``cache`` for the run to reuse."""
-    files = session_files(settings.sessions_dir(ws))
+    folder = settings.sessions_dir(ws)
+    files = bound_files(ws, folder, session_files(folder))  # a whole projects root: by cwd
     known = {r["id"]: r for r in conn.execute("SELECT * FROM sess_files").fetchall()}
     updates: list[tuple[object, ...]] = []
     for sid, path in files.items():
