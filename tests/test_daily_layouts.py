@@ -83,9 +83,9 @@ def test_split_day_and_sub_folder_notes_are_recorded_and_promoted(ws: Workspace)
     assert {c.path for c in preview.candidates} == set(paths[:2])
     applied = promote.apply(ws, now=NOW)
     assert applied.apply["appended"] == 2
-    text = ws.memory_md.read_text()
-    assert "The VPN moved to wg0. [score=" in text
-    assert "source=memory/work-log/2026-11-27.md:3-3]" in text
+    text = ws.memory_md.read_text()  # memory/dreaming/: an OpenClaw workspace, its format
+    assert "- The VPN moved to wg0. Source: memory/2026-11-28-0755.md#L3-L3 <!--" in text
+    assert "Source: memory/work-log/2026-11-27.md#L3-L3" in text
 
 
 def test_status_and_preview_count_every_entry_under_a_named_reason(ws: Workspace) -> None:
