@@ -23,6 +23,7 @@ from typing import Any
 
 from memcore.errors import ConfigError, UnknownWorkspace
 from memcore.workspace.core import Workspace
+from memcore.workspace.kinds import placed
 
 USER_FILE = "gateway.toml"
 
@@ -101,7 +102,7 @@ def build_served(specs: list[tuple[str | None, Path]]) -> list[Served]:
         while unique in used or unique.isdigit():
             unique, n = f"{base}-{n}", n + 1
         used.add(unique)
-        served.append(Served(len(served), unique, Workspace(root)))
+        served.append(Served(len(served), unique, placed(Workspace(root))))
     if not served:
         raise ConfigError(
             f"no workspace to serve: pass -w DIR (repeatable) or list them in {user_file()}"

@@ -39,6 +39,7 @@ from memcore.sessions.transcripts import read_transcript
 from memcore.sessions.userdb import open_user_db
 from memcore.workspace.core import Workspace
 from memcore.workspace.db import connect
+from memcore.workspace.kinds import placed
 
 KINDS = ("global", "projects", "project", "sessions", "session", "sources")
 PAGE_ITEMS = 20
@@ -160,7 +161,7 @@ def _workspace_of(ws: Workspace, pid: Any) -> Workspace:
         user.close()
     if row is None or not Path(row["workspace"]).is_dir():
         raise InputError(f"recall: unknown project {pid!r} (see `memcore recall projects`)")
-    return Workspace(Path(row["workspace"]))
+    return placed(Workspace(Path(row["workspace"])))
 
 
 def _project(ws: Workspace, args: dict[str, Any]) -> dict[str, Any]:
