@@ -6,7 +6,8 @@ user runs them (``python -m memcore`` subprocesses, start-up included): ``memcor
 ``memcore memory search`` once (the first run builds the index, with progress on stderr; the
 timed run is the next one), ``memcore memory promote`` (the preview); for the Claude Code
 folder also ``memcore sessions status`` over the whole projects folder (every transcript's
-``cwd`` bound to its project). Wall time of each, median of ``--runs``, with the load average.
+``cwd`` bound to its project). Wall time of each, median of ``--runs``, with the load average
+and the start-up alone (``memcore --help``) to set the commands' own work apart.
 
 Usage: ``python bench/bench_interop.py [--sessions 1000] [--notes 1000] [--runs 3]``.
 """
@@ -213,8 +214,10 @@ def main() -> None:
                     median_of(a.runs, env, "-w", str(ws), "sessions", "status"), 3
                 )
             rows.append(row)
+        startup = round(median_of(a.runs, env, "--help"), 3)  # python + click, no work
         load = os.getloadavg()
-        print(json.dumps({"load": [round(x, 2) for x in load], "rows": rows}, indent=2))
+        out = {"load": [round(x, 2) for x in load], "startup_s": startup, "rows": rows}
+        print(json.dumps(out, indent=2))
 
 
 if __name__ == "__main__":
