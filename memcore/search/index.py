@@ -25,6 +25,7 @@ from typing import Any
 
 from memcore.errors import WorkspaceError
 from memcore.search.chunks import Chunk, chunk_markdown, fts_text
+from memcore.search.dense import mark_changed
 from memcore.workspace import safe_read
 from memcore.workspace.core import Workspace
 from memcore.workspace.db import rollback_quietly as db_rollback
@@ -304,6 +305,7 @@ def _apply_changes(
 ) -> None:
     df, n = load_df(conn)
     now_ns = time.time_ns()
+    touched = False  # chunks of a file that became unreadable were dropped
     for rel in removed:
         n -= _delete_chunks(conn, rel, df)
         conn.execute("DELETE FROM search_files WHERE path = ?", (rel,))
@@ -319,7 +321,9 @@ def _apply_changes(
         text = texts[rel]
         if isinstance(text, WorkspaceError):
             reason = text.reason if isinstance(text, safe_read.Unreadable) else str(text)
-            n -= _delete_chunks(conn, rel, df)
+            dropped = _delete_chunks(conn, rel, df)
+            touched = touched or dropped > 0
+            n -= dropped
             conn.execute(
                 "INSERT OR REPLACE INTO search_files VALUES (?, ?, ?, NULL, 0, ?)",
                 (rel, st.st_size, mtime, reason),
@@ -342,6 +346,8 @@ def _apply_changes(
         report.rechunked += 1
     if changed:
         report_progress(progress, INDEX_LABEL, len(changed), len(changed))
+    if report.rechunked or report.removed or touched:
+        mark_changed(conn)  # the model vectors of memcore.search.dense catch up
     conn.execute(
         "INSERT OR REPLACE INTO search_meta VALUES ('df', ?)", (df.astype("int64").tobytes(),)
     )

@@ -1,35 +1,26 @@
-"""Memory search: an incremental SQLite FTS5 + hashing-vector index, and calibrated hit scores.
+"""Memory search: hybrid retrieval over the incremental index, with calibrated hit scores.
 
 The index (``memcore.search.index``) covers MEMORY.md and every markdown file under
 ``memory/`` except ``memory/.dreams/`` and is brought up to date before each search, so a
-search never returns stale lines.
+search never returns stale lines; with a model backend, ``memcore.search.dense`` keeps one
+vector per chunk piece up to date after it.
 
-Score of a hit, in [0, 1], a function of the query, the chunk and corpus statistics only (never
-of the other results)::
+Candidates (:func:`candidates`) are the best ``CANDIDATES`` FTS5 matches of any query term (a
+term no chunk holds is replaced by its nearest indexed spelling, ``memcore.search.fuzzy``) and
+the ``dense.TOP`` nearest chunks by the model's vectors. Each gets its signals:
 
-    score       = specificity * (0.5 * coverage + 0.5 * semantic)
-    coverage    = min(1, bm25 / bm25_ref)
+    lexical     = specificity * min(1, bm25 / bm25_ref)
     bm25_ref    = I * (1 + 0.35 * absent / present)      I = sum of idf(t) over present terms
     idf(t)      = max(1e-6, ln((N - n_t + 0.5) / (n_t + 0.5)))
     specificity = min(1, I / ln((N - 1.5) / 2.5))
-    semantic    = clamp((cos - 0.05) / (0.45 - 0.05), 0, 1)
+    hashed      = clamp((cos_hashing - 0.05) / (0.45 - 0.05), 0, 1)
+    dense       = cosine of the model vectors (best piece of the chunk), and the places by
+                  model cosine and by bm25
 
-Query terms are its words minus stop words; ``present`` terms occur in at least one chunk,
-``absent`` ones in none. ``bm25`` is FTS5's score of the chunk (k1 = 1.2, b = 0.75, sign
-flipped; heading context weighs 0.3 against the chunk's own text), ``N`` the number of chunks
-and ``n_t`` the chunks containing ``t``. ``I`` is exactly the bm25 of an average-length chunk
-that holds every present term once, so ``coverage`` reads "how fully the chunk covers the
-query, rare terms counting more"; absent terms lower it a little (they may be filler of a
-natural-language question, or a real miss). ``specificity`` says whether the query could single
-out a chunk at all: it is 1 once the terms carry as much IDF as one word found in just two
-chunks, so a bare common word ("deploy") scores low on every chunk. ``cos`` is the cosine of the
-hashing vectors (word + char 3/4-grams, IDF fitted on the indexed chunks) of query and chunk; a
-chunk that states what a short query asks reaches about 0.45 (measured on the example
-workspace, ``bench/bench_search.py``). See docs/search.md for the calibration.
-
-Candidates are the FTS5 matches of any query term, the best ``CANDIDATES`` by bm25; only they
-get a cosine (sparse vectors stored per chunk, IDF applied at query time), which keeps a search
-over 1,000 daily notes well under 20 ms without holding 10k x 4096 floats in memory.
+``bm25`` is FTS5's score (k1 = 1.2, b = 0.75, sign flipped; heading context weighs 0.3), ``N``
+the number of chunks and ``n_t`` the chunks containing ``t``. ``memcore.search.fusion`` turns
+the signals into one calibrated score (a logistic model fitted per backend on the tune half of
+bench/eval/search); 1.000 only for a chunk whose text is the query. See docs/concepts/search.md.
 """
 
 from __future__ import annotations
@@ -55,6 +46,7 @@ from memcore.workspace.core import Workspace
 from memcore.workspace.progress import Progress
 
 if TYPE_CHECKING:
+    from memcore.search.embeddings import Embedder
     from memcore.workspace.config import DreamingSettings
 
 __all__ = [
@@ -134,25 +126,52 @@ def query_specificity(info: float, n_chunks: int) -> float:
 def hit_score(
     bm25: float, bm25_ref: float, cos: float, specificity: float = 1.0
 ) -> tuple[float, float, float]:
-    """(score, lexical, semantic) of one hit; every value in [0, 1]."""
-    lexical = min(1.0, max(0.0, bm25 / bm25_ref)) if bm25_ref > 1e-9 else 0.0
+    """(score, lexical, semantic) of one hit on the lexical and hashing signals alone (the
+    hashing backend's calibration); every value in [0, 1]."""
+    from memcore.search.fusion import CALIBRATIONS, fused_score
+
+    coverage = min(1.0, max(0.0, bm25 / bm25_ref)) if bm25_ref > 1e-9 else 0.0
+    lexical = specificity * coverage
     semantic = semantic_score(cos)
-    return specificity * (0.5 * lexical + 0.5 * semantic), lexical, semantic
+    return fused_score(CALIBRATIONS["hashing"], lexical, semantic, None), lexical, semantic
 
 
-def query_index(
-    conn: sqlite3.Connection, query: str, limit: int, *, explain: bool = False
-) -> list[dict[str, Any]]:
-    """Scored hits of ``query`` from an up-to-date index, best first.
+@dataclass
+class Candidate:
+    """One chunk a query brought up, with its signals (see ``memcore.search.fusion``)."""
 
-    With ``explain`` each hit also carries its ``lexical`` and ``semantic`` parts.
+    id: int
+    path: str
+    start_line: int
+    end_line: int
+    text: str
+    lexical: float
+    hashed: float
+    cosine: float  # the hashing cosine, before calibration
+    dense: float | None
+    specificity: float = 0.0  # of the query (see query_specificity); 0 without lexical match
+    lexical_rank: int = 0  # 1-based place by bm25 among all chunks (0: not a lexical match)
+    dense_rank: int = 0  # 1-based place by model cosine among all chunks (0: none)
+
+
+def candidates(
+    conn: sqlite3.Connection, query: str, embedder: Embedder | None = None
+) -> list[Candidate]:
+    """Every chunk the lexical index or the model vectors bring up for ``query``.
+
+    Lexical: the best ``CANDIDATES`` FTS5 matches of any query term (a word no chunk holds is
+    replaced by the nearest indexed term, see ``memcore.search.fuzzy``). Semantic: the
+    ``dense.TOP`` nearest chunks by the model's vectors, when the backend keeps them.
     """
     import numpy as np
 
+    from memcore.search import dense as dense_mod
     from memcore.search.embeddings.hashing import idf_from_df, raw_features
+    from memcore.search.fusion import calibration_for
+    from memcore.search.fuzzy import correct
 
     terms = query_terms(query)
-    if not terms or limit <= 0:
+    if not terms:
         return []
     n_total = conn.execute("SELECT count(*) FROM search_chunks").fetchone()[0]
     if n_total == 0:
@@ -160,35 +179,70 @@ def query_index(
     idfs: list[float] = []
     present: list[str] = []
     absent = 0
+
+    def doc_count(term: str) -> int:
+        return int(
+            conn.execute(
+                "SELECT count(*) FROM search_fts WHERE search_fts MATCH ?", (_fts_phrase(term),)
+            ).fetchone()[0]
+        )
+
     for t in terms:
-        n_t = conn.execute(
-            "SELECT count(*) FROM search_fts WHERE search_fts MATCH ?", (_fts_phrase(t),)
-        ).fetchone()[0]
+        n_t = doc_count(t)
+        if n_t == 0:
+            fixed = correct(conn, t)
+            if fixed is not None and fixed not in present:
+                t, n_t = fixed, doc_count(fixed)
         if n_t == 0:
             absent += 1
             continue
         present.append(t)
         idf = math.log((n_total - n_t + 0.5) / (n_t + 0.5))
         idfs.append(idf if idf > 0 else 1e-6)
-    if not present:
+    bm25: dict[int, float] = {}
+    bm25_ref = specificity = 0.0
+    match = ""
+    if present:
+        info = sum(idfs)
+        bm25_ref = info + absent * ABSENT_WEIGHT * info / len(idfs)
+        specificity = query_specificity(info, n_total)
+        match = " OR ".join(_fts_phrase(t) for t in present)
+        rows = conn.execute(
+            f"SELECT rowid, -bm25(search_fts, 1.0, {CONTEXT_WEIGHT}) FROM search_fts"
+            f" WHERE search_fts MATCH ? ORDER BY bm25(search_fts, 1.0, {CONTEXT_WEIGHT})"
+            " LIMIT ?",
+            (match, CANDIDATES),
+        ).fetchall()
+        bm25 = {int(r[0]): float(r[1]) for r in rows}
+    lex_rank = {cid: i + 1 for i, cid in enumerate(bm25)}
+    near: dict[int, float] = {}
+    sims = ids = None
+    if embedder is not None and dense_mod.uses_dense(embedder):
+        got = dense_mod.dense_matrix(conn, embedder.dim)
+        if got is not None:
+            ids = got[0]
+            qvec = np.asarray(embedder.embed([query]), dtype=np.float32)[0]
+            floor = calibration_for(str(embedder.id)).dense_floor
+            near, sims = dense_mod.nearest(got, qvec)
+            near = {cid: c for cid, c in near.items() if c >= floor}
+    dense_rank = {cid: i + 1 for i, cid in enumerate(sorted(near, key=lambda k: -near[k]))}
+    extra = [cid for cid in near if cid not in bm25]
+    if extra and match:  # model neighbours that share words with the query
+        marks = ",".join("?" * len(extra))
+        for rowid, score in conn.execute(
+            f"SELECT rowid, -bm25(search_fts, 1.0, {CONTEXT_WEIGHT}) FROM search_fts"
+            f" WHERE search_fts MATCH ? AND rowid IN ({marks})",
+            [match, *extra],
+        ):
+            bm25[int(rowid)] = float(score)
+    wanted = set(bm25) | set(near)
+    if not wanted:
         return []
-    info = sum(idfs)
-    bm25_ref = info + absent * ABSENT_WEIGHT * info / len(idfs)
-    specificity = query_specificity(info, n_total)
-    match = " OR ".join(_fts_phrase(t) for t in present)
-    cands = conn.execute(
-        f"SELECT rowid, -bm25(search_fts, 1.0, {CONTEXT_WEIGHT}) FROM search_fts"
-        f" WHERE search_fts MATCH ? ORDER BY bm25(search_fts, 1.0, {CONTEXT_WEIGHT}) LIMIT ?",
-        (match, max(CANDIDATES, limit * 4)),
-    ).fetchall()
-    if not cands:
-        return []
-    bm25 = {int(r[0]): float(r[1]) for r in cands}
-    marks = ",".join("?" * len(bm25))
+    marks = ",".join("?" * len(wanted))
     rows = conn.execute(
         "SELECT id, path, start_line, end_line, text, vidx, vval FROM search_chunks"
         f" WHERE id IN ({marks})",
-        list(bm25),
+        list(wanted),
     ).fetchall()
     df, n_docs = load_df(conn)
     idf_w = idf_from_df(df, n_docs)
@@ -196,23 +250,83 @@ def query_index(
     q = np.zeros(idf_w.shape[0], dtype=np.float32)
     q[q_idx.astype(np.intp)] = q_val * idf_w[q_idx.astype(np.intp)]
     q_norm = float(np.linalg.norm(q))
-    hits: list[dict[str, Any]] = []
+    out: list[Candidate] = []
     for cid, path, start, end, text, vidx, vval in rows:
         idx = np.frombuffer(vidx, dtype=np.uint16).astype(np.intp)
         d = np.frombuffer(vval, dtype=np.float32) * idf_w[idx]
         d_norm = float(np.linalg.norm(d))
         cos = float(d @ q[idx]) / (d_norm * q_norm) if d_norm > 0 and q_norm > 0 else 0.0
-        score, lexical, semantic = hit_score(bm25[cid], bm25_ref, cos, specificity)
+        lexical = 0.0
+        if cid in bm25 and bm25_ref > 1e-9:
+            lexical = specificity * min(1.0, max(0.0, bm25[cid] / bm25_ref))
+        dcos: float | None = None
+        if ids is not None and sims is not None:
+            dcos = near.get(cid, dense_mod.cosine_of(ids, sims, cid))
+        out.append(
+            Candidate(
+                int(cid),
+                path,
+                int(start),
+                int(end),
+                text,
+                lexical,
+                semantic_score(cos),
+                cos,
+                dcos,
+                specificity,
+                lex_rank.get(cid, 0),
+                dense_rank.get(cid, 0),
+            )
+        )
+    return out
+
+
+def query_index(
+    conn: sqlite3.Connection,
+    query: str,
+    limit: int,
+    *,
+    explain: bool = False,
+    embedder: Embedder | None = None,
+) -> list[dict[str, Any]]:
+    """Scored hits of ``query`` from an up-to-date index, best first (see
+    ``memcore.search.fusion`` for the score). ``embedder`` is the search model (None or the
+    hashing backend: lexical and hashing signals only).
+
+    With ``explain`` each hit also carries its ``lexical``, ``semantic`` (hashing) and
+    ``dense`` signals.
+    """
+    from memcore.search.fusion import MIN_SCORE, calibration_for, fused_score, is_exact
+
+    if limit <= 0:
+        return []
+    cands = candidates(conn, query, embedder)
+    cal = calibration_for(str(embedder.id) if embedder is not None else "hashing")
+    hits: list[dict[str, Any]] = []
+    for c in cands:
+        score = (
+            1.0
+            if is_exact(query, c.text)
+            else fused_score(
+                cal, c.lexical, c.hashed, c.dense, c.lexical_rank, c.dense_rank, c.specificity
+            )
+        )
+        if score < MIN_SCORE and c.lexical_rank == 0:
+            continue  # a model neighbour sharing no word with the query, and far
         hit = {
-            "path": path,
-            "startLine": int(start),
-            "endLine": int(end),
+            "path": c.path,
+            "startLine": c.start_line,
+            "endLine": c.end_line,
             "score": round(score, 6),
-            "snippet": _snippet(text),
+            "snippet": _snippet(c.text),
             "source": "memory",
         }
         if explain:
-            hit.update(lexical=round(lexical, 6), semantic=round(semantic, 6), cosine=round(cos, 6))
+            hit.update(
+                lexical=round(c.lexical, 6), semantic=round(c.hashed, 6), cosine=round(c.cosine, 6)
+            )
+            if c.dense is not None:
+                hit["dense"] = round(c.dense, 6)
         hits.append(hit)
     hits.sort(key=lambda h: (-h["score"], h["path"], h["startLine"]))
     return hits[:limit]
@@ -270,8 +384,9 @@ def search(
 
     now = now or utcnow()
     warnings: list[str] = []
+    embedder = search_embedder(ws, warnings)
     try:
-        report, results = _search_on_disk(ws, query, limit, progress)
+        report, results = _search_on_disk(ws, query, limit, progress, embedder, warnings)
     except (MemcoreError, sqlite3.Error, OSError) as exc:
         warnings.append(f"index not updated ({exc}); searched a temporary in-memory index")
         report, results = _search_in_memory(ws, query, limit, progress)
@@ -286,16 +401,47 @@ def search(
     return out
 
 
+def search_embedder(ws: Workspace, warnings: list[str] | None = None) -> Embedder:
+    """The search model: ``[search] embedder``, else $MEMCORE_EMBEDDER, else ``auto`` (see
+    ``memcore.search.embeddings``). A model that cannot be loaded (the extra missing, a bad
+    file) or an invalid setting falls back to the hashing backend, said in ``warnings``."""
+    from memcore.errors import ConfigError
+    from memcore.search.embeddings import get_embedder
+    from memcore.search.embeddings.hashing import HashingEmbedder
+    from memcore.workspace.config import get_str, load_config
+
+    try:
+        name = get_str(load_config(ws), "search", "embedder", None)
+        return get_embedder(name)
+    except (ConfigError, MemcoreError, OSError) as exc:
+        if warnings is not None:
+            warnings.append(f"search model not used ({exc}); searched with the hashing backend")
+        return HashingEmbedder()
+
+
 def _search_on_disk(
-    ws: Workspace, query: str, limit: int, progress: Progress | None = None
+    ws: Workspace,
+    query: str,
+    limit: int,
+    progress: Progress | None = None,
+    embedder: Embedder | None = None,
+    warnings: list[str] | None = None,
 ) -> tuple[IndexReport, list[Any]]:
+    from memcore.search.dense import sync_dense, uses_dense
     from memcore.workspace.db import busy_timeout, check_deferred
 
     with busy_timeout(INDEX_BUSY_MS), check_deferred():
         conn = open_index(ws)
     try:
         report = update_index(conn, ws, progress=progress)
-        return report, query_index(conn, query, limit)
+        if embedder is not None and uses_dense(embedder):
+            try:
+                with busy_timeout(INDEX_BUSY_MS):
+                    sync_dense(conn, embedder, progress)
+            except (MemcoreError, sqlite3.Error) as exc:  # the lexical half still answers
+                if warnings is not None:
+                    warnings.append(f"model vectors not updated ({exc})")
+        return report, query_index(conn, query, limit, embedder=embedder)
     finally:
         conn.close()
 

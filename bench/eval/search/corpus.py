@@ -687,3 +687,29 @@ MEMORY_MD = [
     "- The blog runs on a Hetzner CX22 in Falkenstein; the home server is an old ThinkCentre.",
     "- Everything infra-related is written down in ~/infra/README.md.",
 ]
+
+# Broad one-word queries: they brush many notes and single out none. Only the calibration fit
+# uses them (bench/fit_search.py, as hits that do not answer), so that a broad query never
+# scores like a targeted one.
+BROAD = [
+    "site",
+    "bakery",
+    "server",
+    "Orbit",
+    "Brotzeit",
+    "backup",
+    "home",
+    "Greta",
+    "blog",
+    "photos",
+    "client",
+    "Lukas",
+    "Friday",
+    "theme",
+    "app",
+    "Hetzner",
+    "Shopify",
+    "Pantry",
+    "1Password",
+    "weekly",
+]

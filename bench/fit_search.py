@@ -1,0 +1,109 @@
+"""Fit the score calibration of memory search (memcore/search/fusion.py) on the tune split.
+
+    python bench/fit_search.py [--backends hashing,minilm,use-m3] [--split tune]
+
+For every query of the split, every candidate chunk (lexical and model neighbours) is one
+example: its signals (lexical, hashed, dense) and whether it answers the query. A logistic
+regression (Newton's method, a small L2 penalty) gives the coefficients; they are printed as
+the ``CALIBRATIONS`` entries to paste into fusion.py, with the log loss and how the fitted
+score separates right from wrong top hits. Never run it on the held-out split.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from search_quality import EVAL, available_backends, backend_env, is_answer, load_queries
+
+FEATURES = ("lexical", "hashed", "dense", "lexical_rank", "dense_rank", "specificity")
+NO_MODEL = ("dense", "dense_rank")  # what the hashing backend does not have
+
+
+def examples(backend: str, split: str) -> tuple[np.ndarray, np.ndarray]:
+    """Signals of every candidate of every query of the split (and of the broad queries, as
+    hits that answer nothing), and whether each answers its query."""
+    sys.path.insert(0, str(EVAL))
+    from corpus import BROAD
+
+    from memcore.search.dense import sync_dense, uses_dense
+    from memcore.search.fusion import place
+    from memcore.search.query import candidates, open_index, search_embedder, update_index
+    from memcore.workspace.core import Workspace
+
+    xs, ys = [], []
+    with tempfile.TemporaryDirectory() as tmp, backend_env(backend):
+        root = Path(tmp) / "ws"
+        shutil.copytree(EVAL / "workspace", root)
+        ws = Workspace(root)
+        emb = search_embedder(ws)
+        conn = open_index(ws)
+        update_index(conn, ws)
+        if uses_dense(emb):
+            sync_dense(conn, emb)
+        queries = load_queries(split) + [{"query": b, "answers": []} for b in BROAD]
+        for q in queries:
+            for c in candidates(conn, q["query"], emb):
+                hit = {"path": c.path, "startLine": c.start_line, "endLine": c.end_line}
+                xs.append(
+                    [
+                        c.lexical,
+                        c.hashed,
+                        c.dense if c.dense is not None else 0.0,
+                        place(c.lexical_rank),
+                        place(c.dense_rank),
+                        c.specificity,
+                    ]
+                )
+                ys.append(1.0 if is_answer(hit, q["answers"]) else 0.0)
+        conn.close()
+    return np.array(xs), np.array(ys)
+
+
+def fit(x: np.ndarray, y: np.ndarray, l2: float = 1e-2) -> np.ndarray:
+    a = np.hstack([np.ones((len(x), 1)), x])
+    w = np.zeros(a.shape[1])
+    for _ in range(50):
+        p = 1 / (1 + np.exp(-(a @ w)))
+        grad = a.T @ (p - y) + l2 * np.r_[0, w[1:]]
+        hess = (a * (p * (1 - p))[:, None]).T @ a + l2 * np.diag(np.r_[0, np.ones(len(w) - 1)])
+        step = np.linalg.solve(hess, grad)
+        w -= step
+        if np.abs(step).max() < 1e-8:
+            break
+    return w
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--backends", default="hashing,minilm,use-m3")
+    ap.add_argument("--split", default="tune", choices=("tune",))
+    args = ap.parse_args()
+    for b in available_backends(args.backends.split(",")):
+        x, y = examples(b, args.split)
+        cols = [i for i, f in enumerate(FEATURES) if b != "hashing" or f not in NO_MODEL]
+        w = fit(x[:, cols], y)
+        coef = dict.fromkeys(FEATURES, 0.0)
+        coef.update({FEATURES[i]: float(v) for i, v in zip(cols, w[1:], strict=True)})
+        z = w[0] + x @ np.array([coef[f] for f in FEATURES])
+        p = np.clip(1 / (1 + np.exp(-z)), 1e-9, 1 - 1e-9)
+        loss = float(-np.mean(y * np.log(p) + (1 - y) * np.log(1 - p)))
+        args_text = ", ".join(f"{f}={coef[f]:.3f}" for f in FEATURES if coef[f])
+        print(f'    "{b}": Calibration(bias={w[0]:.3f}, {args_text}),')
+        print(f"    # {len(y)} examples, {int(y.sum())} right, log loss {loss:.4f}")
+        for lo in (0.0, 0.1, 0.3, 0.5, 0.7, 0.9):
+            sel = (p >= lo) & (p < lo + (0.1 if lo < 0.9 else 0.11))
+            if sel.any():
+                print(f"      score {lo:.1f}+: {int(sel.sum())} hits, {y[sel].mean():.2f} right")
+
+
+if __name__ == "__main__":
+    main()

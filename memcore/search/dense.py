@@ -1,0 +1,197 @@
+"""Model vectors of every indexed chunk, for the semantic half of hybrid search.
+
+The lexical index (``memcore.search.index``) finds chunks that share words with a query; a
+paraphrase ("publishing the website" for a note about ``make publish``) or a question in
+another language shares none. This module keeps vectors of every chunk from the search's
+embedding model (``[search] embedder``; see ``memcore.search.embeddings``) in the table
+``search_dense`` and answers "which chunks are nearest to this query vector" over all of them.
+
+Each chunk has the vectors of its pieces (:func:`pieces`: the whole chunk, and each clause of
+a long one); a chunk's similarity to a query is its best piece's.
+
+Incremental: after each index update, only chunks without vectors are embedded (a chunk that
+only moved keeps its row id, so its vectors), and vectors of deleted chunks are dropped. The
+shared vector cache is not used: the vectors would be stored twice. The vectors are stored for
+one backend at a time; switching the backend re-embeds. ``search_meta`` keeps two tokens:
+``chunks_gen`` (set by every index change) and ``dense_gen`` (the chunks_gen the vectors
+match), so a search that finds them equal does no work. A process keeps the matrix of the last
+database it searched in memory, keyed by the token, so a long-running gateway or MCP server
+answers with one matrix-vector product.
+
+The hashing backend has no dense vectors here (a 4,096-wide float matrix of every chunk would
+not fit the memory budget); its semantic signal is computed on the lexical candidates only.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import threading
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from memcore.workspace.db import rollback_quietly as db_rollback
+from memcore.workspace.progress import Progress
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from memcore.search.embeddings import Embedder
+
+TOP = 64  # nearest chunks a query takes from the model vectors
+_CLAUSE_RE = re.compile(r"[;:]\s+|\.\s+|, (?:and|but|so|plus) |\s+\(")
+_MIN_CLAUSE = 9
+_lock = threading.Lock()
+_cache: dict[str, Any] = {}
+
+
+def uses_dense(embedder: Embedder | None) -> bool:
+    """Whether search keeps model vectors for this backend (every backend but hashing)."""
+    return embedder is not None and not str(embedder.id).startswith("hashing")
+
+
+def _meta(conn: sqlite3.Connection, key: str) -> Any:
+    row = conn.execute("SELECT value FROM search_meta WHERE key = ?", (key,)).fetchone()
+    return None if row is None else row[0]
+
+
+def mark_changed(conn: sqlite3.Connection) -> None:
+    """Record that the chunks changed (called inside the index update's transaction)."""
+    conn.execute("INSERT OR REPLACE INTO search_meta VALUES ('chunks_gen', ?)", (uuid.uuid4().hex,))
+
+
+def pieces(text: str, context: str = "") -> list[str]:
+    """The texts embedded for one chunk: the whole chunk with its heading, and each of its
+    clauses when it has several (a query usually asks for one clause of a long note, and a
+    clause's vector is not drowned by the rest; the chunk's similarity is its best piece's)."""
+    from memcore.search.chunks import Chunk
+
+    body = Chunk(0, 0, text, context).body
+    plain = re.sub(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+", "", text.strip())
+    parts = [p.strip() for p in _CLAUSE_RE.split(plain) if len(p.strip()) >= _MIN_CLAUSE]
+    return [body, *parts] if len(parts) > 1 else [body]
+
+
+def _ensure_table(conn: sqlite3.Connection) -> None:
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS search_dense (id INTEGER PRIMARY KEY, chunk INTEGER NOT NULL,"
+        " vec BLOB NOT NULL)"
+    )
+    conn.execute("CREATE INDEX IF NOT EXISTS search_dense_chunk ON search_dense(chunk)")
+
+
+def sync_dense(
+    conn: sqlite3.Connection, embedder: Embedder, progress: Progress | None = None
+) -> int:
+    """Embed the chunks that have no vector of ``embedder`` yet; returns how many were.
+
+    The model runs outside any transaction (a first index of 10,000 chunks takes a while);
+    the vectors are written in one short transaction afterwards, and only if the chunks did not
+    change meanwhile (else the next search catches up)."""
+    import numpy as np
+
+    from memcore.search.embeddings import cache_id, embed_batches
+
+    backend = cache_id(embedder)
+    gen = _meta(conn, "chunks_gen")
+    stamp_gen = gen is None  # an index written before the token existed
+    gen = gen or uuid.uuid4().hex
+    if _meta(conn, "dense_backend") == backend and _meta(conn, "dense_gen") == gen:
+        return 0
+    _ensure_table(conn)
+    same_backend = _meta(conn, "dense_backend") == backend
+    have = (
+        {r[0] for r in conn.execute("SELECT DISTINCT chunk FROM search_dense")}
+        if same_backend
+        else set()
+    )
+    todo = [
+        (cid, piece)
+        for cid, text, context in conn.execute("SELECT id, text, context FROM search_chunks")
+        if cid not in have
+        for piece in pieces(text, context)
+    ]
+    vecs = embed_batches(embedder, [b for _, b in todo], progress)
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if stamp_gen and _meta(conn, "chunks_gen") is None:
+            conn.execute("INSERT OR REPLACE INTO search_meta VALUES ('chunks_gen', ?)", (gen,))
+        if _meta(conn, "chunks_gen") != gen:  # the index changed while we embedded
+            conn.execute("COMMIT")
+            return 0
+        if not same_backend:
+            conn.execute("DELETE FROM search_dense")
+        conn.executemany(
+            "INSERT INTO search_dense (chunk, vec) VALUES (?, ?)",
+            [
+                (cid, np.ascontiguousarray(v, np.float32).tobytes())
+                for (cid, _), v in zip(todo, vecs, strict=True)
+            ],
+        )
+        conn.execute("DELETE FROM search_dense WHERE chunk NOT IN (SELECT id FROM search_chunks)")
+        conn.execute("INSERT OR REPLACE INTO search_meta VALUES ('dense_backend', ?)", (backend,))
+        conn.execute("INSERT OR REPLACE INTO search_meta VALUES ('dense_gen', ?)", (gen,))
+        conn.execute("COMMIT")
+    except BaseException:
+        db_rollback(conn)
+        raise
+    return len(todo)
+
+
+def _db_key(conn: sqlite3.Connection) -> str:
+    row = conn.execute("PRAGMA database_list").fetchone()
+    return str(row[2]) if row is not None else ""
+
+
+Matrix = tuple["np.ndarray", "np.ndarray", "np.ndarray"]
+
+
+def dense_matrix(conn: sqlite3.Connection, dim: int) -> Matrix | None:
+    """(sorted unique chunk ids, index of each chunk's first row, float32 matrix of the piece
+    vectors ordered by chunk), or None when the stored vectors do not match the chunks (the
+    search then goes on lexical signals alone)."""
+    import numpy as np
+
+    gen = _meta(conn, "dense_gen")
+    if gen is None or gen != _meta(conn, "chunks_gen"):
+        return None
+    key = f"{_db_key(conn)}\0{gen}\0{_meta(conn, 'dense_backend')}"
+    with _lock:
+        hit = _cache.get("key") == key
+        if hit:
+            return _cache["value"]  # type: ignore[no-any-return]
+    rows = conn.execute("SELECT chunk, vec FROM search_dense ORDER BY chunk, id").fetchall()
+    owners = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+    blob = b"".join(r[1] for r in rows)
+    if len(blob) != len(rows) * dim * 4:
+        return None
+    matrix = np.frombuffer(blob, dtype=np.float32).reshape(len(rows), dim)
+    ids, starts = np.unique(owners, return_index=True)
+    value = (ids, starts, matrix)
+    if _db_key(conn):  # an in-memory database has nothing to share with a later search
+        with _lock:
+            _cache.update(key=key, value=value)
+    return value
+
+
+def nearest(m: Matrix, qvec: np.ndarray, top: int = TOP) -> tuple[dict[int, float], np.ndarray]:
+    """The ``top`` chunks nearest to ``qvec`` ({id: cosine}) and the cosines of all chunks
+    (aligned with the matrix's ids); a chunk's cosine is its best piece's. Rows and ``qvec``
+    are L2-normalised, so a dot product is the cosine."""
+    import numpy as np
+
+    ids, starts, matrix = m
+    if len(ids) == 0:
+        return {}, np.zeros(0, np.float32)
+    sims = np.maximum.reduceat(matrix @ np.asarray(qvec, dtype=np.float32), starts)
+    k = min(top, len(ids))
+    part = np.argpartition(-sims, k - 1)[:k]
+    return {int(ids[i]): float(sims[i]) for i in part}, sims
+
+
+def cosine_of(ids: np.ndarray, sims: np.ndarray, cid: int) -> float:
+    """The cosine of chunk ``cid`` from :func:`nearest`'s full array (0 if unknown)."""
+    import numpy as np
+
+    i = int(np.searchsorted(ids, cid))
+    return float(sims[i]) if i < len(ids) and int(ids[i]) == cid else 0.0

@@ -1,0 +1,124 @@
+"""Fusing the lexical and semantic signals of a hit into one calibrated score.
+
+A hit has up to three signals, each a function of the query, the chunk and corpus statistics
+(never of the other hits, so a score does not depend on what else was found):
+
+* ``lexical``: FTS5 bm25 coverage of the query's terms times the query's specificity (see
+  ``memcore.search.query``), in [0, 1];
+* ``hashed``: the calibrated cosine of the hashing vectors (words and character n-grams), in
+  [0, 1];
+* ``dense``: the cosine of the search model's vectors (absent with the hashing backend);
+* the chunk's place among all chunks by bm25 and by model cosine, as ``3 / (2 + place)``
+  (1 for the first, 0 when not ranked): the reciprocal-rank part of the fusion;
+* the query's ``specificity`` (how few chunks its words single out; 0 without a lexical
+  match), so that a bare broad word scores low everywhere.
+
+The score is a logistic model of "this chunk answers the query"::
+
+    score = 1 / (1 + exp(-(b + w_lex * lexical + w_hash * hashed + w_dense * dense
+                             + w_lrank * lexical_place + w_drank * dense_place
+                             + w_spec * specificity)))
+
+with one coefficient set per backend, fitted on the tune half of the labelled query set
+(``python bench/fit_search.py``; BENCHMARKS.md, "Memory search"). So a score reads the same
+across queries and workspaces: about the share of hits at that score that were right on the
+tune queries. It is capped at ``CAP`` (0.999); 1.000 is kept for a chunk whose text is exactly
+the query (an exact duplicate), so ties at the top mean the same text. A model neighbour that
+shares no word with the query is returned only from ``MIN_SCORE`` on: a query the notes do not
+answer finds nothing rather than the least bad chunks.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+CAP = 0.999
+MIN_SCORE = 0.01
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Logistic coefficients of one backend."""
+
+    bias: float
+    lexical: float
+    hashed: float
+    dense: float = 0.0
+    lexical_rank: float = 0.0
+    dense_rank: float = 0.0
+    specificity: float = 0.0
+    dense_floor: float = 0.0  # cosine below which a model neighbour is not a candidate
+
+
+# Fitted on the tune split (bench/fit_search.py); see the module docstring.
+CALIBRATIONS: dict[str, Calibration] = {
+    "hashing": Calibration(
+        bias=-14.516, lexical=3.196, hashed=2.489, lexical_rank=1.523, specificity=9.745
+    ),
+    "minilm": Calibration(
+        bias=-6.776,
+        lexical=1.178,
+        hashed=0.675,
+        dense=-0.171,
+        lexical_rank=1.397,
+        dense_rank=5.110,
+        specificity=0.034,
+    ),
+    "use-m3": Calibration(
+        bias=-6.880,
+        lexical=1.655,
+        hashed=0.465,
+        dense=0.110,
+        lexical_rank=1.227,
+        dense_rank=5.408,
+        specificity=-0.101,
+    ),
+}
+
+
+def calibration_for(backend_id: str) -> Calibration:
+    """The coefficients of a backend id (``hashing-v1-4096``, ``use-m3-...``, ``minilm-...``)."""
+    for name, cal in CALIBRATIONS.items():
+        if backend_id.startswith(name):
+            return cal
+    return CALIBRATIONS["hashing"]
+
+
+def place(rank: int) -> float:
+    """The reciprocal-rank feature of a 1-based place (0: not ranked)."""
+    return 3.0 / (2.0 + rank) if rank > 0 else 0.0
+
+
+def fused_score(
+    cal: Calibration,
+    lexical: float,
+    hashed: float,
+    dense: float | None,
+    lexical_rank: int = 0,
+    dense_rank: int = 0,
+    specificity: float = 0.0,
+) -> float:
+    """The calibrated probability-like score of one hit, in [0, CAP]."""
+    z = cal.bias + cal.lexical * lexical + cal.hashed * hashed + cal.specificity * specificity
+    z += cal.lexical_rank * place(lexical_rank) + cal.dense_rank * place(dense_rank)
+    if dense is not None:
+        z += cal.dense * dense
+    p = 1.0 / (1.0 + math.exp(-z)) if z > -60 else 0.0
+    return min(CAP, max(0.0, p))
+
+
+_NORM_RE = re.compile(r"[\W_]+", re.UNICODE)
+
+
+def normalized(text: str) -> str:
+    """Text compared for exact duplicates: lower-cased words, list markers and punctuation
+    dropped."""
+    return " ".join(_NORM_RE.sub(" ", text.lower()).split())
+
+
+def is_exact(query: str, chunk_text: str) -> bool:
+    """Whether the chunk says exactly the query (the only case that scores 1.000)."""
+    q = normalized(query)
+    return bool(q) and q == normalized(chunk_text)
