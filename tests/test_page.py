@@ -84,7 +84,7 @@ def test_dreams_page(ws: Workspace, page_factory) -> None:
         rows = page.locator("#candidates tbody tr")
         assert rows.count() == 2
         assert page.locator("#candidates tr.qualifies").count() == 1
-        assert "recallCount" in page.locator("#candidates td.gate.fail").first.inner_text()
+        assert "more recall" in page.locator("#candidates td.gate.fail").first.inner_text()
         assert page.locator("#candidates tr.qualifies .bar").count() == 4
 
         page.click("#dream-now")

@@ -278,6 +278,8 @@ def _print_promote(ws: Any, result: Any) -> None:
     if not result.candidates:
         click.echo("No short-term recall candidates.")
         click.echo(f"Recall store: {ws.store_path}")
+        for why in nearest_lines(result.nearest):
+            click.echo(why)
         ex = result.exclusions
         if ex.get("excluded"):
             reasons = ", ".join(f"{k} {v}" for k, v in sorted(ex["byReason"].items()))
@@ -422,6 +424,18 @@ def _index_stats(ws: Any, deep: bool) -> dict[str, Any]:
         return {"error": str(exc)}
 
 
+def nearest_lines(nearest: list[dict[str, Any]]) -> list[str]:
+    """The "why not yet" lines of the entries closest to the gates."""
+    if not nearest:
+        return []
+    lines = ["Not yet promoted (nearest to the gates):"]
+    for c in nearest:
+        lines.append(f"  {c['path']}:{c['startLine']}-{c['endLine']}  {c['whyNot']['summary']}")
+        snippet = c["snippet"] if len(c["snippet"]) <= 90 else c["snippet"][:89] + "…"
+        lines.append(f"    {snippet}")
+    return lines
+
+
 def _status_lines(ws: Any, st: dict[str, Any], fix: bool) -> list[str]:
     h = st["storeHealth"]
     lines = [f"Workspace: {ws.root}"]
@@ -458,6 +472,7 @@ def _status_lines(ws: Any, st: dict[str, Any], fix: bool) -> list[str]:
         f"minRecallCount={st['minRecallCount']} · minUniqueQueries={st['minUniqueQueries']} · "
         f"recencyHalfLifeDays={st['recencyHalfLifeDays']:g}"
     )
+    lines.extend(nearest_lines(st.get("nearest") or []))
     repair = st.get("repair")
     if repair is not None:
         if repair["changed"]:

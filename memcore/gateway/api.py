@@ -146,6 +146,7 @@ def _candidates(ws: Workspace, now: datetime, limit: int) -> dict[str, Any]:
         score_entry,
     )
     from memcore.recall.store import read_view
+    from memcore.recall.why_not import why_not
 
     settings, err = settings_or_default(ws)
     th = Thresholds.from_settings(settings).sanitized()
@@ -167,6 +168,7 @@ def _candidates(ws: Workspace, now: datetime, limit: int) -> dict[str, Any]:
         row = c.to_json()
         row["failedGate"] = failed
         row["qualifies"] = failed is None
+        row["whyNot"] = None if failed is None else why_not(c, th)
         row["gates"] = [
             {"name": g.name, "passed": g.passed, "actual": g.actual, "required": g.required}
             for g in gate_checks(c, th)

@@ -174,7 +174,8 @@
       let gate = "qualifies";
       if (!c.qualifies) {
         const g = c.gates.find((x) => x.name === c.failedGate);
-        gate = g ? `${g.name} ${g.actual} < ${g.required}` : c.failedGate;
+        gate = c.whyNot ? c.whyNot.summary
+          : g ? `${g.name} ${g.actual} < ${g.required}` : c.failedGate;
       }
       tr.appendChild(el("td", c.qualifies ? "gate ok" : "gate fail", gate));
       body.appendChild(tr);
@@ -506,7 +507,9 @@
     document.querySelectorAll("button.mode").forEach((b) => b.addEventListener("click", () =>
       act("Switching mode", async () => {
         const d = await post("/api/commands", { text: `/dreaming ${b.dataset.mode}` });
-        return d.reply.split("\n")[0];
+        // the first line, and any warning that the mode would promote nothing now
+        return d.reply.split("\n").filter((l, i) => i === 0 || l.startsWith("Warning:"))
+          .join(" ");
       })));
     $("token-save").addEventListener("click", () => {
       const value = $("token-input").value.trim();

@@ -7,9 +7,11 @@ unknown words never write.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from memcore.errors import ConfigError
+from memcore.workspace.clock import utcnow
 from memcore.workspace.config import (
     MODES,
     PRESETS,
@@ -77,14 +79,27 @@ def first_word(text: str) -> str:
     return words[0].lower() if words else ""
 
 
+def _mode_warnings(
+    ws: Workspace, mode: str, settings: DreamingSettings, now: datetime
+) -> list[str]:
+    """Why the chosen mode would promote nothing now (see status.mode_warnings)."""
+    if mode == "off":
+        return []
+    from memcore.promotion.status import mode_warnings
+    from memcore.recall.scoring import Thresholds
+
+    return mode_warnings(ws, mode, Thresholds.from_settings(settings), now)
+
+
 def handle_dreaming(ws: Workspace, text: str) -> str:
     """Answer one ``/dreaming`` command for the workspace."""
     return str(run_dreaming(ws, first_word(text))["reply"])
 
 
-def run_dreaming(ws: Workspace, word: str) -> dict[str, Any]:
+def run_dreaming(ws: Workspace, word: str, now: datetime | None = None) -> dict[str, Any]:
     """Run the ``/dreaming`` command ``word`` (a mode, ``status``, ``help`` or anything else,
-    which answers with the usage): ``{command, changed, configError, settings, reply}``.
+    which answers with the usage): ``{command, changed, configError, settings, reply}``, and
+    ``warnings`` after a mode change (why that mode would promote nothing now).
 
     Only a mode word writes ``memcore.toml``; an invalid config is reported, never changed."""
     word = word.strip().lower()
@@ -106,9 +121,11 @@ def run_dreaming(ws: Workspace, word: str) -> dict[str, Any]:
         set_value(ws, "dreaming", "mode", word)
         settings = dreaming_settings(load_config(ws))
         out["changed"] = True
+        out["warnings"] = _mode_warnings(ws, word, settings, now or utcnow())
         reply = "\n".join(
             [
                 f"Dreaming mode set to {word}.",
+                *(f"Warning: {w}" for w in out["warnings"]),
                 "",
                 status_block(settings),
                 "",

@@ -25,6 +25,7 @@ from memcore.journal import runs, wal
 from memcore.journal.runs import Change
 from memcore.promotion.budget import budget_chars, over_budget_error
 from memcore.promotion.dedupe import StatedIndex
+from memcore.promotion.status import nearest_candidates
 from memcore.recall import ledger
 from memcore.recall import mirror as recall_index
 from memcore.recall.entries import is_promoted, normalize_snippet, workspace_rel
@@ -75,6 +76,7 @@ class PromoteResult:
     store_invalid: int = 0
     quarantined: str | None = None
     store_error: str | None = None  # a preview found the store corrupt and left it
+    nearest: list[dict[str, Any]] = field(default_factory=list)  # closest to the gates
 
     def to_json(self) -> dict[str, Any]:
         th = self.thresholds
@@ -98,6 +100,7 @@ class PromoteResult:
             },
             "exclusions": self.exclusions,
             "candidates": [c.to_json() for c in self.candidates],
+            "nearest": self.nearest,
             "apply": self.apply,
         }
 
@@ -190,6 +193,7 @@ def preview(
     by_reason = {k: v for k, v in excl.items() if k != "total" and v}
     considered = excl["total"] - excl["promoted"]
     return PromoteResult(
+        nearest=nearest_candidates(ws, now, th, 3),
         ws=ws,
         thresholds=th,
         limit=lim,

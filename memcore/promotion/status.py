@@ -148,6 +148,7 @@ def dreaming_status(ws: Workspace, now: datetime | None = None) -> dict[str, Any
     )
     out.update(store_counts(ws, now, s))
     out["longTermCount"] = long_term_count(ws)
+    out["nearest"] = nearest_candidates(ws, now, Thresholds.from_settings(s), 5)
     out["memorySize"] = memory_size(ws)
     out["dbQuarantines"] = db_quarantines(ws)
     return out
@@ -245,4 +246,71 @@ def warnings_for(ws: Workspace, status: dict[str, Any]) -> list[str]:
                 f"{f['minRecallCount']} recalls and {f['minUniqueQueries']} queries needs a mean "
                 f"relevance of {f['minRelevanceAtMinimumCounts']}, above 1{hint}"
             )
+    return warns
+
+
+def _store_entries(ws: Workspace, now: datetime) -> list[dict[str, Any]]:
+    """Unpromoted daily-note entries of the store with recalls, read without writing."""
+    try:
+        conn = fresh_mirror(ws, now, read_only=True)
+    except (MemcoreError, sqlite3.Error, OSError):
+        return []
+    try:
+        rows = conn.execute(
+            "SELECT * FROM recall_index WHERE eligible = 1 AND recall_count > 0"
+            " AND promoted_at IS NULL"
+        ).fetchall()
+        return [recall_index.row_entry(r) for r in rows]
+    except sqlite3.Error:
+        return []
+    finally:
+        conn.close()
+
+
+def nearest_candidates(
+    ws: Workspace, now: datetime, th: Thresholds, limit: int = 5
+) -> list[dict[str, Any]]:
+    """The entries closest to passing the gates, each with ``whyNot`` (see recall.why_not)."""
+    from memcore.recall.why_not import nearest
+
+    return nearest(_store_entries(ws, now), now, th, limit)
+
+
+def mode_warnings(ws: Workspace, mode: str, th: Thresholds, now: datetime) -> list[str]:
+    """What stands between a mode's gates and a first promotion right now: gates no mean
+    relevance can meet at their minimum counts, or a store none of whose entries can reach
+    them within a few searches. Empty when an entry passes or is close."""
+    from memcore.recall.scoring import rank
+    from memcore.recall.why_not import MAX_SEARCHES, nearest
+
+    th = th.sanitized()
+    warns: list[str] = []
+    f = feasibility(th)
+    if not f["feasible"]:
+        hint = ""
+        if "reachableAt" in f:
+            r = f["reachableAt"]
+            hint = (
+                f"; an entry needs about {r['recallCount']} recalls from {r['uniqueQueries']} "
+                f"distinct queries at a mean relevance of {r['minRelevance']}"
+            )
+        warns.append(
+            f"{mode}'s gates cannot be met at their minimum counts: min_score "
+            f"{th.min_score:g} at {f['minRecallCount']} recalls and {f['minUniqueQueries']} "
+            f"queries needs a mean relevance of {f['minRelevanceAtMinimumCounts']}, above 1" + hint
+        )
+    entries = _store_entries(ws, now)
+    if rank(entries, now, th):
+        return warns
+    near = nearest(entries, now, th, 1)
+    if not entries:
+        warns.append(
+            f"nothing can be promoted in {mode} yet: the recall store has no recalls "
+            "(searches record them; memcore memory backfill seeds them from the notes)"
+        )
+    elif not near or near[0]["whyNot"]["searchesNeeded"] is None:
+        warns.append(
+            f"no entry of the recall store can reach {mode}'s gates within {MAX_SEARCHES} "
+            "searches at the relevance its hits have now"
+        )
     return warns

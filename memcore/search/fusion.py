@@ -120,5 +120,7 @@ def normalized(text: str) -> str:
 
 def is_exact(query: str, chunk_text: str) -> bool:
     """Whether the chunk says exactly the query (the only case that scores 1.000)."""
+    if not query.strip() or len(chunk_text) > 2 * len(query) + 8:
+        return False  # cheap: far longer text cannot be the same words
     q = normalized(query)
     return bool(q) and q == normalized(chunk_text)
