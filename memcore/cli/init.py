@@ -44,11 +44,37 @@ def init_cmd(directory: str | None, as_json: bool) -> None:
         else:
             atomic_write_text(path, text)
             made.append(path.name)
+    offer = _backfill_offer(ws)
     if as_json:
-        echo_json({"workspace": str(ws.root), "created": made, "kept": kept})
+        doc: dict[str, object] = {"workspace": str(ws.root), "created": made, "kept": kept}
+        if offer is not None:
+            doc["backfill"] = offer
+        echo_json(doc)
         return
     click.echo(f"Workspace: {ws.root}")
     if made:
         click.echo("Created: " + ", ".join(made))
     if kept:
         click.echo("Kept (already there): " + ", ".join(kept))
+    if offer is not None:
+        click.echo(
+            f"Found {offer['dailyNotes']} daily notes; {offer['seeds']} facts recur across them. "
+            "A warm start seeds the recall store with them (undoable):"
+        )
+        click.echo("  memcore memory backfill           # preview")
+        click.echo("  memcore memory backfill --apply")
+
+
+def _backfill_offer(ws: object) -> dict[str, int] | None:
+    """What ``memory backfill`` would seed, when the folder has daily notes and no recalls."""
+    from memcore.dream import backfill
+    from memcore.workspace.clock import utcnow
+    from memcore.workspace.core import Workspace
+
+    assert isinstance(ws, Workspace)
+    if ws.store_path.exists():
+        return None
+    p = backfill.plan(ws, utcnow(), backfill.DEFAULT_DAYS)
+    if not p.notes:
+        return None
+    return {"dailyNotes": p.notes, "seeds": len(p.seeds)}

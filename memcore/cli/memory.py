@@ -1,4 +1,4 @@
-"""``memcore memory``: search, record, promote, explain, status and set.
+"""``memcore memory``: search, record, promote, explain, status, set and backfill.
 
 Library modules (and numpy) are imported inside the commands so ``memcore --help`` stays fast.
 """
@@ -564,3 +564,40 @@ def set_cmd(
         f"{res['id']}: importance={res['importance']:.2f} type={res['type']} scope={res['scope']} "
         f"pinned={'yes' if res['pinned'] else 'no'}"
     )
+
+
+@memory_group.command("backfill")
+@click.option(
+    "--days",
+    type=IntRange(1, 3650),
+    default=30,
+    show_default=True,
+    help="Read the daily notes of the last N days.",
+)
+@click.option("--apply", "do_apply", is_flag=True, help="Seed the recall store (one undoable run).")
+@click.option(
+    "--rollback",
+    is_flag=True,
+    help="Remove exactly what the last backfill added, and nothing else.",
+)
+@lock_timeout_option()
+@json_option
+def backfill_cmd(
+    days: int, do_apply: bool, rollback: bool, lock_timeout: float, as_json: bool
+) -> None:
+    """A warm start: seed the recall store with facts the daily notes repeat.
+
+    A fact written on several days (and decisions and rules stated as such) gets recalls of
+    origin backfill: they count as recalls, never toward the distinct-queries gate, so real
+    searches still confirm each entry before it is promoted. Without --apply, a preview:
+    nothing is written. Files that cannot be read are skipped and named.
+
+    \b
+    Examples:
+      memcore memory backfill                 # preview
+      memcore memory backfill --days 14 --apply
+      memcore memory backfill --rollback
+    """
+    from memcore.cli.backfill import run_backfill
+
+    run_backfill(days, do_apply, rollback, lock_timeout, as_json)

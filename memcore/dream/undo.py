@@ -291,6 +291,10 @@ def undo_run(
         rid = run_id or journal.latest_undoable(conn)
         row = _check_run(conn, rid)
         assert rid is not None
+        if str(row["kind"]).startswith("backfill"):
+            raise InputError(
+                f"run {rid} is a backfill; it is undone with: memcore memory backfill --rollback"
+            )
         changes = journal.changes_of(conn, rid)
         images = {img.path: img for img in wal.file_images(conn, rid)}
         legacy = not images and row["before_text"] is not None
