@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from memcore.search.embeddings import Embedder
 
 TOP = 64  # nearest chunks a query takes from the model vectors
+SHORTLIST = 256  # chunks whose clause vectors are compared (the nearest by whole-chunk vector)
 _CLAUSE_RE = re.compile(r"[;:]\s+|\.\s+|, (?:and|but|so|plus) |\s+\(")
 _MIN_CLAUSE = 9
 _lock = threading.Lock()
@@ -143,13 +144,13 @@ def _db_key(conn: sqlite3.Connection) -> str:
     return str(row[2]) if row is not None else ""
 
 
-Matrix = tuple["np.ndarray", "np.ndarray", "np.ndarray"]
+Matrix = tuple["np.ndarray", "np.ndarray", "np.ndarray", "np.ndarray"]
 
 
 def dense_matrix(conn: sqlite3.Connection, dim: int) -> Matrix | None:
     """(sorted unique chunk ids, index of each chunk's first row, float32 matrix of the piece
-    vectors ordered by chunk), or None when the stored vectors do not match the chunks (the
-    search then goes on lexical signals alone)."""
+    vectors ordered by chunk, the whole-chunk rows alone), or None when the stored vectors do
+    not match the chunks (the search then goes on lexical signals alone)."""
     import numpy as np
 
     gen = _meta(conn, "dense_gen")
@@ -167,7 +168,7 @@ def dense_matrix(conn: sqlite3.Connection, dim: int) -> Matrix | None:
         return None
     matrix = np.frombuffer(blob, dtype=np.float32).reshape(len(rows), dim)
     ids, starts = np.unique(owners, return_index=True)
-    value = (ids, starts, matrix)
+    value = (ids, starts, matrix, np.ascontiguousarray(matrix[starts]))
     if _db_key(conn):  # an in-memory database has nothing to share with a later search
         with _lock:
             _cache.update(key=key, value=value)
@@ -176,14 +177,25 @@ def dense_matrix(conn: sqlite3.Connection, dim: int) -> Matrix | None:
 
 def nearest(m: Matrix, qvec: np.ndarray, top: int = TOP) -> tuple[dict[int, float], np.ndarray]:
     """The ``top`` chunks nearest to ``qvec`` ({id: cosine}) and the cosines of all chunks
-    (aligned with the matrix's ids); a chunk's cosine is its best piece's. Rows and ``qvec``
-    are L2-normalised, so a dot product is the cosine."""
+    (aligned with the matrix's ids). Rows and ``qvec`` are L2-normalised, so a dot product is
+    the cosine. Two stages, so a query reads the whole-chunk rows only: every chunk's
+    whole-chunk cosine, then for the ``SHORTLIST`` nearest the best of their pieces."""
     import numpy as np
 
-    ids, starts, matrix = m
+    ids, starts, matrix, whole = m
     if len(ids) == 0:
         return {}, np.zeros(0, np.float32)
-    sims = np.maximum.reduceat(matrix @ np.asarray(qvec, dtype=np.float32), starts)
+    q = np.asarray(qvec, dtype=np.float32)
+    sims = whole @ q
+    short = np.argpartition(-sims, min(SHORTLIST, len(ids)) - 1)[:SHORTLIST]
+    ends = np.append(starts[1:], len(matrix))
+    spans = ends[short] - starts[short]
+    many = spans > 1
+    if many.any():
+        sel, lo, n = short[many], starts[short[many]], spans[many]
+        rows = np.repeat(lo - np.cumsum(np.r_[0, n[:-1]]), n) + np.arange(int(n.sum()))
+        best = np.maximum.reduceat(matrix[rows] @ q, np.r_[0, np.cumsum(n)[:-1]])
+        sims[sel] = np.maximum(sims[sel], best)
     k = min(top, len(ids))
     part = np.argpartition(-sims, k - 1)[:k]
     return {int(ids[i]): float(sims[i]) for i in part}, sims

@@ -250,18 +250,32 @@ def candidates(
     q = np.zeros(idf_w.shape[0], dtype=np.float32)
     q[q_idx.astype(np.intp)] = q_val * idf_w[q_idx.astype(np.intp)]
     q_norm = float(np.linalg.norm(q))
+    # every candidate's hashing cosine at once: its sparse vector, IDF applied, against q
+    idx_all = [np.frombuffer(r[5], dtype=np.uint16).astype(np.intp) for r in rows]
+    lens = np.fromiter((len(a) for a in idx_all), dtype=np.intp, count=len(rows))
+    flat_idx = np.concatenate(idx_all) if idx_all else np.zeros(0, np.intp)
+    flat = np.frombuffer(b"".join(r[6] for r in rows), dtype=np.float32) * idf_w[flat_idx]
+    offsets = np.r_[0, np.cumsum(lens)[:-1]] if len(rows) else np.zeros(0, np.intp)
+    nonempty = lens > 0
+    dots = np.zeros(len(rows))
+    norms = np.zeros(len(rows))
+    if nonempty.any():
+        at = offsets[nonempty]
+        dots[nonempty] = np.add.reduceat(flat * q[flat_idx], at)
+        norms[nonempty] = np.sqrt(np.add.reduceat(flat * flat, at))
+    if ids is not None and sims is not None:
+        pos = np.searchsorted(ids, np.fromiter((r[0] for r in rows), np.int64, len(rows)))
+        pos = np.minimum(pos, len(ids) - 1)
     out: list[Candidate] = []
-    for cid, path, start, end, text, vidx, vval in rows:
-        idx = np.frombuffer(vidx, dtype=np.uint16).astype(np.intp)
-        d = np.frombuffer(vval, dtype=np.float32) * idf_w[idx]
-        d_norm = float(np.linalg.norm(d))
-        cos = float(d @ q[idx]) / (d_norm * q_norm) if d_norm > 0 and q_norm > 0 else 0.0
+    for i, (cid, path, start, end, text, _vidx, _vval) in enumerate(rows):
+        d_norm = float(norms[i])
+        cos = float(dots[i]) / (d_norm * q_norm) if d_norm > 0 and q_norm > 0 else 0.0
         lexical = 0.0
         if cid in bm25 and bm25_ref > 1e-9:
             lexical = specificity * min(1.0, max(0.0, bm25[cid] / bm25_ref))
         dcos: float | None = None
         if ids is not None and sims is not None:
-            dcos = near.get(cid, dense_mod.cosine_of(ids, sims, cid))
+            dcos = near.get(cid, float(sims[pos[i]]) if int(ids[pos[i]]) == cid else 0.0)
         out.append(
             Candidate(
                 int(cid),
