@@ -30,14 +30,15 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from memcore.errors import InputError, WorkspaceError
+from memcore.errors import InputError, Unreadable, WorkspaceError
 from memcore.journal import runs, wal
 from memcore.journal.runs import Change
 from memcore.recall.entries import apply_hashed, entry_key, parse_hits, query_hash
 from memcore.recall.store import fold_logged, read_store, stamped_bytes, sync_mirror
 from memcore.search.chunks import chunk_markdown
+from memcore.workspace import safe_read
 from memcore.workspace.clock import iso_ms
-from memcore.workspace.core import Workspace, daily_note_reason, read_regular_bytes
+from memcore.workspace.core import Workspace, daily_note_reason
 
 SAME_FACT = 0.45  # hashing cosine from which two chunks of different days state one fact
 MAX_NOTE_BYTES = 2 * 1024 * 1024
@@ -152,17 +153,14 @@ def daily_notes(
             if day < since or day > now.date():
                 continue
             try:
-                data = read_regular_bytes(full, MAX_NOTE_BYTES)
+                text = safe_read.decode_text(
+                    rel, safe_read.read_bytes(ws, full, max_bytes=MAX_NOTE_BYTES)
+                )
+            except Unreadable as exc:
+                skipped.append((rel, exc.reason))
+                continue
             except (WorkspaceError, OSError) as exc:
                 skipped.append((rel, str(exc).replace(str(full), rel)))
-                continue
-            if b"\x00" in data:
-                skipped.append((rel, "contains NUL bytes; expected UTF-8 markdown text"))
-                continue
-            try:
-                text = data.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                skipped.append((rel, f"not valid UTF-8 (byte {exc.start})"))
                 continue
             notes.append((rel, day, text))
     return notes, skipped
