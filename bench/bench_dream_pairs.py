@@ -57,6 +57,18 @@ def _answerable(truth: PairTruth, text: str) -> float:
     return sum(1 for a in qs if a.casefold() in low) / max(1, len(qs))
 
 
+def _unanswerable(truth: PairTruth, text: str) -> dict[str, int]:
+    """Questions no longer answerable, by the label/category of their pair."""
+    low = text.casefold()
+    out: dict[str, int] = {}
+    for row in truth.pairs.values():
+        for q in (row.get("question"), row.get("question_b")):
+            if q and q.get("answer") and q["answer"].casefold() not in low:
+                k = f"{row['label']}/{row['category']}"
+                out[k] = out.get(k, 0) + 1
+    return dict(sorted(out.items(), key=lambda kv: -kv[1]))
+
+
 def _details_kept(truth: PairTruth, text: str, which: set[frozenset[str]]) -> float:
     low = text.casefold()
     dets = [d for k in which for d in truth.pairs[k].get("details", [])]
@@ -135,6 +147,7 @@ def run(split: str, backend: str) -> dict[str, Any]:
         text = ws.memory_md.read_text(encoding="utf-8")
         left = {e.id for e in parse(text).entries}
         out["answerable_all"] = _answerable(truth, text)
+        out["unanswerable_kinds"] = _unanswerable(truth, text)
         out["details_kept_all"] = _details_kept(truth, text, same & merged)
         low = text.casefold()
         how: dict[str, str] = {}  # removed entry -> the step that removed it
@@ -207,6 +220,11 @@ def main() -> None:
             f"{r['true_facts_lost_all']} archived + {r['true_facts_lost_merge']} merged with a "
             "detail dropped"
         )
+        if r["unanswerable_kinds"]:
+            print(
+                "  unanswerable after every suggestion, by label/category: "
+                f"{r['unanswerable_kinds']}"
+            )
         if r["lost_kinds"]:
             print(f"  archived true facts by pair label/category: {r['lost_kinds']}")
 

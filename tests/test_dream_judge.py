@@ -111,3 +111,37 @@ def test_second_run_reads_verdicts_from_the_cache(ws: Workspace) -> None:
     assert cached >= 1
     plan = cycle.preview(ws, now=NOW)
     assert plan.candidates == cached and plan.judge.startswith("offline-2+")
+
+
+def test_same_day_conflict_suggests_keeping_both(ws: Workspace) -> None:
+    """Nothing tells which of two same-day statements is current: the suggestion keeps both."""
+    write(
+        ws,
+        marker("x", created="2026-10-01")
+        + "- The Brindle invoice export runs at 04:00.\n"
+        + marker("y", created="2026-10-01")
+        + "- The Brindle invoice export runs at 05:30.\n",
+    )
+    res = run(ws)
+    assert res["conflicts"] == 1 and ids(ws) == ["x", "y"]
+    (item,) = review.pending(ws)
+    assert item["verdict"] == "conflict" and item["suggested"] == "both"
+    assert "same day" in item["reason"]
+
+
+def test_uncertain_flag_suggests_keeping_both(ws: Workspace) -> None:
+    """A negation on one side is a weak sign of a contradiction: queued, but the suggestion
+    does not archive the older entry."""
+    write(
+        ws,
+        marker("old", created="2026-09-01")
+        + "- Brindle nightly backups are encrypted with age.\n"
+        + marker("new", created="2026-11-01")
+        + "- Brindle nightly backups are not encrypted with age.\n",
+    )
+    run(ws)
+    (item,) = review.pending(ws)
+    assert item["confidence"] < 0.7 and item["suggested"] == "both"
+    assert "keep both" in item["reason"]
+    review.resolve(ws, item["itemId"], item["suggested"], now=NOW)
+    assert ids(ws) == ["old", "new"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from memcore.dream.reconcile import SUGGEST_MIN
 from memcore.judge.analysis import Analyzer
 from memcore.judge.offline import OfflineJudge
 from memcore.judge.protocol import EntryView, Verdict
@@ -78,6 +79,48 @@ PAIRS: list[tuple[str, str, str, str, set[str]]] = [
         "2026-03-01",
         {"supersedes"},
     ),
+    (  # the newer entry's old value is one the older entry never said
+        "Brindle bills EU customers in EUR.",
+        "The Brindle billing cron moved from cron-07 to a Kubernetes CronJob.",
+        "2026-02-01",
+        "2026-03-01",
+        {"related", "unrelated"},
+    ),
+    (  # two versioned things, each with its own version
+        "Brindle's Airflow runs in Cloud Composer 2.",
+        "Brindle's Composer environment is on Airflow 2.9.",
+        "2026-02-01",
+        "2026-03-01",
+        {"related", "unrelated", "same"},
+    ),
+    (  # a language named on one side only
+        "Brindle Java code uses 4-space indentation.",
+        "Use 2-space indentation.",
+        "2026-02-01",
+        "2026-03-01",
+        {"related", "unrelated"},
+    ),
+    (  # an abbreviation from the built-in table
+        "Vireo's repo uses Git LFS for fixtures.",
+        "Vireo's repository uses Git Large File Storage for fixtures.",
+        "2026-02-01",
+        "2026-03-01",
+        {"same"},
+    ),
+    (  # an old version named by the change
+        "The Vireo API is v3.",
+        "Vireo's API is at v4; v3 is sunset in June.",
+        "2026-02-01",
+        "2026-03-01",
+        {"supersedes"},
+    ),
+    (  # two languages that share only names: who, not what
+        "Osric leads Calloway's compliance work.",
+        "Osric ist der Datenschutzbeauftragte für Calloway.",
+        "2026-02-01",
+        "2026-03-01",
+        {"related", "unrelated"},
+    ),
     (  # the same number in two languages, about two projects
         "Vireo tile cache entries expire after 6 hours.",
         "La base de données de Brindle est sauvegardée toutes les 6 heures.",
@@ -141,3 +184,18 @@ def test_versions_and_change_objects(analyzer: Analyzer) -> None:
     assert moved.change_objects == ("terraform",)
     gone = analyzer.analyse("Vireo no longer exports to S3.")
     assert gone.change_objects == ("exports to s3",)
+
+
+def test_a_change_that_points_elsewhere_is_never_a_confident_supersession(
+    analyzer: Analyzer,
+) -> None:
+    """A change "off Firebase Functions" names an old value; the older entry is about a Firebase
+    project: at most an uncertain flag (review suggests keeping both), never applied."""
+    judge = OfflineJudge(analyzer=analyzer)
+    a = EntryView("a", "Vireo's prod Firebase project is vireo-prod-3c1.", created_at="2026-02-01")
+    b = EntryView(
+        "b", "Vireo's backend moved off Firebase Functions to Cloud Run.", created_at="2026-03-01"
+    )
+    j = judge.judge([(a, b)])[0]
+    assert j.verdict is not Verdict.SAME
+    assert j.verdict is not Verdict.SUPERSEDES or j.confidence < SUGGEST_MIN, j.reason

@@ -9,6 +9,11 @@
   both stay and the pair waits for review, suggesting to keep both.
 * ``conflict``: waits for review with the suggestion "newer wins unless the older is pinned"
   (the pinned one is never suggested for removal; with both pinned: keep both).
+* A conflict of two entries from one date has no newer side: it suggests keeping both until
+  the user knows which is current (archiving either could remove the true one).
+* Uncertain items (judge confidence below ``SUGGEST_MIN``: a one-word swap, a negation, change
+  wording that names no old value) suggest keeping both, and say why: accepting every
+  suggestion never archives a fact that may still be true.
 
 Reconcile runs before the merges: an entry it uses is not merged in the same run (the merge
 waits until the pair is settled), and each entry takes part in one proposal at most, most
@@ -29,8 +34,18 @@ from memcore.recall.ledger import Meta
 from memcore.workspace.entries import Entry
 
 SUGGEST_NEWER = "newer wins unless the older is pinned"
+SUGGEST_BOTH = (
+    "not sure they contradict (the evidence is wording, not one value replaced by another): "
+    "keep both unless you know one is out of date"
+)
+SUGGEST_UNDATED = (
+    "both written the same day, so nothing tells which is current: keep both until you know"
+)
 #: Judge confidence from which a supersession is applied without review.
 AUTO_SUPERSEDE = 0.85
+#: Below this confidence a review item suggests keeping both entries: answering "yes" to an
+#: uncertain suggestion must never archive a fact that is still true.
+SUGGEST_MIN = 0.7
 
 
 @dataclass
@@ -119,16 +134,21 @@ def reconcile(
         # review: the suggested winner first
         win, lose = (ni, oi)
         suggested = "a"
-        if older.pinned and newer.pinned:
+        unsure = jd.confidence < SUGGEST_MIN
+        undated = jd.verdict is Verdict.CONFLICT and jd.newer is None
+        if (older.pinned and newer.pinned) or unsure or undated:
             suggested = "both"
         elif older.pinned:
             win, lose = (oi, ni)
             suggested = "both" if jd.verdict is Verdict.SUPERSEDES else "a"
         ew, el = entries[win], entries[lose]
         if jd.verdict is Verdict.CONFLICT:
-            reason = f"{jd.reason}; {SUGGEST_NEWER}"
+            advice = SUGGEST_BOTH if unsure else SUGGEST_UNDATED if undated else SUGGEST_NEWER
+            reason = f"{jd.reason}; {advice}"
         else:
             reason = jd.reason if check.action == APPLY else f"{jd.reason} ({check.reason})"
+            if unsure:
+                reason = f"{reason}; {SUGGEST_BOTH}"
         conflicts.append(
             ConflictProposal(
                 ew.id,

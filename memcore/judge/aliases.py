@@ -109,6 +109,8 @@ BUILTIN: dict[str, str] = {
     "oidc": "openid_connect",
     "openid connect": "openid_connect",
     "iac": "infrastructure_as_code",
+    "lfs": "large_file_storage",
+    "large file storage": "large_file_storage",
     "infrastructure as code": "infrastructure_as_code",
     "tsdb": "time_series_database",
     "time series database": "time_series_database",

@@ -100,7 +100,8 @@ _CHANGE_RE = re.compile(
 # what a change marker names as the old value: "from X", "replaced X", "X is gone", ...
 _CHANGE_OBJECT_RE = re.compile(
     r"\b(?:from|off|out of|took over from|instead of|replac\w*)\s+"  # "from X to Y": X only
-    r"((?:(?!(?:to|with|for|and|onto|into|by)\b)[\w@#./:+-]+\s*){1,4})"
+    r"((?:(?!(?:to|with|for|and|onto|into|by|instead|now|in|at|on|so|since|after|last)\b)"
+    r"[\w@#./:+-]+\s*){1,4})"
     r"|\b(?:no longer(?: uses?| using| needs?)?|dropp\w*|stopped using|retir\w*|remov\w*|"
     r"deprecat\w*)\s+((?:[\w@#./:+-]+\s*){1,4})"
     r"|((?:[\w@#./:+-]+\s+){1,4})(?:is|are|was|were|has been|have been)\s+(?:now\s+)?"

@@ -31,6 +31,7 @@ embedder's id so the verdict cache never mixes configurations.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
@@ -38,7 +39,7 @@ from difflib import SequenceMatcher
 import numpy as np
 
 from memcore.judge.aliases import words, wordset
-from memcore.judge.analysis import WEAK_KINDS, Analysis, Analyzer, Value, stem
+from memcore.judge.analysis import STOP, WEAK_KINDS, Analysis, Analyzer, Value, stem
 from memcore.judge.protocol import Embeds, EntryView, Judgement, Pair, Verdict
 from memcore.judge.subject import name_covered, names_disjoint, subjects_differ
 
@@ -162,7 +163,9 @@ def compare(a: Analysis, b: Analysis, sim: float | None = None) -> Comparison:
         c.named_old_values = [
             v
             for v in a.values
-            if v not in c.vals_a and v.kind != "num" and stem(v.norm) not in subjects
+            if v not in c.vals_a
+            and (v.kind != "num" or v.raw.lower().startswith("v") or "." in v.norm)
+            and stem(v.norm) not in subjects
         ]
         c.named_old = [v.raw for v in c.named_old_values]
     return c
@@ -187,6 +190,15 @@ def _dim(v: Value) -> str:
     return _DIMENSIONS.get(v.slot, v.slot)
 
 
+def _two_things(va: Value, vb: Value, c: Comparison) -> bool:
+    """Each value follows another word ("Airflow 2.9" / "Composer 2") and both entries name
+    both words: two things, each with its own value."""
+    if va.kind != "num" or va.slot[:1] != "@" or vb.slot[:1] != "@" or va.slot == vb.slot:
+        return False
+    wa, wb = va.slot[1:], vb.slot[1:]
+    return wa in c.b.tokens and wb in c.a.tokens
+
+
 def _value_conflicts(c: Comparison) -> list[tuple[Value, Value]]:
     """Pairs of uncovered values, one per side, that can fill one slot."""
     out = []
@@ -199,6 +211,8 @@ def _value_conflicts(c: Comparison) -> list[tuple[Value, Value]]:
             unit_b = vb.slot[:1] not in ("@", "#", "")
             if va.kind == "num" and (unit_a != unit_b or (unit_a and _dim(va) != _dim(vb))):
                 continue  # "30 seconds" and "port 443" are no one slot ("8 hours" / "2 days" are)
+            if _two_things(va, vb, c):
+                continue  # "Airflow 2.9 on Composer" / "Airflow on Composer 2"
             counted = (va.slot[:1] == "#") + (vb.slot[:1] == "#")
             if va.kind == "num" and counted and va.slot[1:] != vb.slot[1:]:
                 continue  # "3 brokers" and "client 3.7" (or "4 pods" / "6 nodes") are two slots
@@ -207,10 +221,10 @@ def _value_conflicts(c: Comparison) -> list[tuple[Value, Value]]:
 
 
 def _one_sided_qualifiers(c: Comparison) -> list[str]:
-    """Strong qualifiers only one side names ("In staging, X sends mail to Mailpit" / "X
+    """Qualifiers only one side names ("In staging, X sends mail to Mailpit" / "X
     sends mail via Postmark"): the qualified entry may be a special case of the other."""
-    ka = {k for k, _ in c.a.qualifiers if k not in WEAK_KINDS}
-    kb = {k for k, _ in c.b.qualifiers if k not in WEAK_KINDS}
+    ka = {k for k, _ in c.a.qualifiers}
+    kb = {k for k, _ in c.b.qualifiers}
     return sorted(f"{k}:{v}" for k, v in c.a.qualifiers | c.b.qualifiers if k in ka ^ kb)
 
 
@@ -227,9 +241,35 @@ def _beyond_the_value(c: Comparison, k: int) -> str:
         return f"only one side is qualified ({one_sided[0]})"
     value_toks = {_token(v) for v in c.vals_a + c.vals_b}
     rest = [t for t in c.only_a + c.only_b if not t.startswith("<") and t not in value_toks]
-    if len(rest) > 2:
+    if len(rest) > 1:
         return f"more than the value differs ({', '.join(sorted(rest)[:4])})"
     return ""
+
+
+def _points_at(v: Value, objects: Sequence[str], older: Analysis) -> bool:
+    """A change phrase of the newer entry names ``v`` (an old value of ``older``) as what
+    changed, and the older entry says all of that phrase: "moved off Firebase Functions" points
+    at "runs on Firebase Functions", not at "the Firebase project is kestrel-prod"."""
+    raw = v.raw.lower().split()
+    for o in objects:
+        ws = o.split()
+        at = next((i for i in range(len(ws)) if ws[i : i + len(raw)] == raw), None)
+        if at is None:
+            continue
+        after = [w for w in ws[at + len(raw) : at + len(raw) + 1] if _content(w)]
+        if all(_said(w, older) for w in after):
+            return True
+    return False
+
+
+def _content(word: str) -> bool:
+    return word not in STOP and (len(word) > 2 or any(ch.isdigit() for ch in word))
+
+
+def _said(word: str, older: Analysis) -> bool:
+    """``older`` writes ``word`` (a word of a change phrase of the newer entry)."""
+    said = {w.casefold().strip(".:") for w in re.findall(r"[\w@#./:+-]+", older.text)}
+    return word in said or stem(word) in older.tokens
 
 
 def _token(v: Value) -> str:
@@ -310,14 +350,17 @@ def decide(c: Comparison, th: Thresholds, newer_by_date: bool) -> tuple[Verdict,
     distinctive = any(
         v.kind in ("ident", "path", "url", "code", "time") for v in c.named_old_values
     )
-    pointed = [v for v in c.named_old_values if any(v.raw.lower() in o for o in b.change_objects)]
+    pointed = [v for v in c.named_old_values if _points_at(v, b.change_objects, a)]
     same_attribute = (
         len(attr_other) >= 2
         or bool(pointed)
         or (bool(named) and (bool(attr_other) or distinctive or bool(conflicts)))
         or (bool(conflicts) and any(t not in _SLOT_STEMS for t in attr_other))
     )
-    if c.change and topical and same_attribute:
+    # "moved from cron-01 to ...": the newer entry names an old value the older one never said
+    objects = [w for o in b.change_objects for w in o.split() if _content(w)]
+    elsewhere = bool(objects) and not any(_said(w, a) for w in objects)
+    if c.change and topical and same_attribute and not elsewhere:
         why = ", ".join(sorted(c.change))
         if pointed and (strong_change or conflicts or c.vals_b):
             return (
@@ -326,8 +369,9 @@ def decide(c: Comparison, th: Thresholds, newer_by_date: bool) -> tuple[Verdict,
                 0.85,
                 True,
             )
-        if c.named_old and aligned and (strong_change or c.vals_b):
-            va, vb, _k = aligned[0]
+        clean = [(va, vb, k) for va, vb, k in aligned if not _beyond_the_value(c, k)]
+        if c.named_old and clean and (strong_change or c.vals_b):
+            va, vb, _k = clean[0]
             return (
                 Verdict.SUPERSEDES,
                 f"newer entry says '{why}': {vb.raw} in place of {va.raw}",
@@ -337,7 +381,8 @@ def decide(c: Comparison, th: Thresholds, newer_by_date: bool) -> tuple[Verdict,
         if (strong_change or a.negated != b.negated) and (
             c.swaps or c.vals_b or c.only_b or a.negated != b.negated
         ):
-            return Verdict.SUPERSEDES, f"newer entry says '{why}' about the same subject", 0.7, True
+            why = f"newer entry says '{why}' about the same subject (no old value named)"
+            return Verdict.SUPERSEDES, why, 0.6, True
         if conflicts and framed:
             return Verdict.SUPERSEDES, f"newer entry says '{why}' with a new value", 0.65, True
     # 3. one value swapped in a shared statement
@@ -433,11 +478,11 @@ def _cross_language(c: Comparison, th: Thresholds) -> tuple[Verdict, str, float,
     # a bare number ("4000": a port here, an amount there) ties no two languages together
     shared_specific = sum(k != "name" and not _bare(k, n) for k, n in a_vals)
     clean = not strong_a and not strong_b
-    enough = (
-        (shared_specific >= 1 and clean)
-        or (c.shared_vals >= 2 and clean and not c.vals_a and not c.vals_b)
-        or (c.shared_vals >= 3 and clean)
-    )
+    # names alone ("Amara", "Marigold") say who, not what: a specific detail must match too
+    enough = shared_specific >= 1 and clean
+    multilingual = th.cross_sim <= 1.0 and c.sim is not None
+    if multilingual and sim < th.cross_sim - 0.25:
+        enough = False  # the multilingual embedder sees two different statements
     if enough or sim >= th.cross_sim:
         return Verdict.SAME, f"{langs}: the same details in two languages", 0.6, False
     if c.shared_vals:
