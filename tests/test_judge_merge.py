@@ -87,3 +87,14 @@ def test_choose_keeper() -> None:
     a, b = e("a", "Kestrel listens on 7400."), e("b", "Kestrel listens on 7400 behind Envoy.")
     assert choose_keeper([a, b]).id == "b"
     assert choose_keeper([e("a", a.text, pinned=True), b]).id == "a"
+
+
+def test_choose_keeper_prefers_numbers_written_as_digits() -> None:
+    words = EntryView(
+        "w", "Brindle shards presence across twelve partitions.", created_at="2026-03-01"
+    )
+    digits = EntryView(
+        "d", "Brindle shards presence across 12 partitions.", created_at="2026-01-01"
+    )
+    assert choose_keeper([words, digits]).id == "d"
+    assert choose_keeper([digits, words]).id == "d"

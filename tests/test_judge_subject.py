@@ -199,3 +199,15 @@ def test_a_change_that_points_elsewhere_is_never_a_confident_supersession(
     j = judge.judge([(a, b)])[0]
     assert j.verdict is not Verdict.SAME
     assert j.verdict is not Verdict.SUPERSEDES or j.confidence < SUGGEST_MIN, j.reason
+
+
+def test_a_detail_in_place_of_other_words_is_not_an_added_detail(analyzer: Analyzer) -> None:
+    judge = OfflineJudge(analyzer=analyzer)
+    a = EntryView(
+        "a", "Vireo's events API returns dates as RFC 3339 strings.", created_at="2026-02-01"
+    )
+    b = EntryView(
+        "b", "Vireo's events API returns dates in epoch seconds.", created_at="2026-02-01"
+    )
+    j = judge.judge([(a, b)])[0]
+    assert j.verdict is not Verdict.SAME, j.reason

@@ -10,7 +10,7 @@ that restates most of the keeper, or the text would still lose a detail, the ans
 and the cluster waits for review.
 
 :func:`choose_keeper` picks the member to keep: a pinned one, else the one naming the most
-details, else the newest.
+details, else the one writing more numbers as digits, else the newest.
 """
 
 from __future__ import annotations
@@ -107,9 +107,14 @@ def merge_text(keeper: str, others: Sequence[str], analyzer: Analyzer | None = N
 
 
 def choose_keeper(members: Sequence[EntryView], analyzer: Analyzer | None = None) -> EntryView:
-    """The member a merge keeps: pinned first, then the most details, then the newest."""
+    """The member a merge keeps: pinned first, then the most details, then the most numbers
+    written as digits ("12 partitions" is what a search for 12 finds; "twelve" is not), then
+    the newest."""
     an = analyzer or _DEFAULT
-    return max(
-        members,
-        key=lambda m: (m.pinned, len(an.analyse(m.text).values), m.created_at, len(m.text)),
-    )
+
+    def rank(m: EntryView) -> tuple[bool, int, int, str, int]:
+        values = an.analyse(m.text).values
+        digits = sum(1 for v in values if v.kind == "num" and any(c.isdigit() for c in v.raw))
+        return (m.pinned, len(values), digits, m.created_at, len(m.text))
+
+    return max(members, key=rank)

@@ -272,6 +272,20 @@ def _said(word: str, older: Analysis) -> bool:
     return word in said or stem(word) in older.tokens
 
 
+def _replaced_detail(c: Comparison) -> tuple[str, str] | None:
+    """A detail of one side stands where the other side says something else ("as ISO 8601
+    strings" / "in epoch milliseconds"): a replaced value, not an added detail."""
+    value_toks = {_token(v) for v in c.vals_a + c.vals_b}
+    for ra, rb in c.swaps:
+        va = [t for t in ra if t in value_toks]
+        vb = [t for t in rb if t in value_toks]
+        wa = [t for t in ra if t not in value_toks and not t.startswith("<")]
+        wb = [t for t in rb if t not in value_toks and not t.startswith("<")]
+        if (va and not vb and wb) or (vb and not va and wa):
+            return " ".join(ra), " ".join(rb)
+    return None
+
+
 def _token(v: Value) -> str:
     return stem(v.norm) if v.kind == "name" else f"<{v.kind}:{v.norm}>"
 
@@ -451,6 +465,14 @@ def decide(c: Comparison, th: Thresholds, newer_by_date: bool) -> tuple[Verdict,
         )
     if same and a.names and b.names and not a.subject & b.subject and not c.shared_vals:
         same = False  # two named subjects with nothing named in common
+    replaced = _replaced_detail(c) if same else None
+    if replaced:
+        return (
+            Verdict.RELATED,
+            f"one side has {replaced[0]} where the other has {replaced[1]}",
+            0.5,
+            False,
+        )
     if same:
         conf = min(0.95, 0.45 + 0.5 * c.jaccard + (0.1 if sim >= th.same_sim else 0.0))
         extra = [v.raw for v in c.vals_a + c.vals_b]
