@@ -114,6 +114,13 @@ PAIRS: list[tuple[str, str, str, str, set[str]]] = [
         "2026-03-01",
         {"supersedes"},
     ),
+    (  # two languages, the same names and the same numbers, nothing else specific
+        "Calloway keeps 40 nightly snapshots.",
+        "Calloway conserve 40 instantanés de la base chaque nuit.",
+        "2026-02-01",
+        "2026-03-01",
+        {"same"},
+    ),
     (  # two languages that share only names: who, not what
         "Osric leads Calloway's compliance work.",
         "Osric ist der Datenschutzbeauftragte für Calloway.",

@@ -41,7 +41,7 @@ import numpy as np
 from memcore.judge.aliases import words, wordset
 from memcore.judge.analysis import STOP, WEAK_KINDS, Analysis, Analyzer, Value, stem
 from memcore.judge.protocol import Embeds, EntryView, Judgement, Pair, Verdict
-from memcore.judge.subject import name_covered, names_disjoint, subjects_differ
+from memcore.judge.subject import name_covered, name_stems, names_disjoint, subjects_differ
 
 VERSION = "offline-2"
 
@@ -487,6 +487,24 @@ def _bare(kind: str, norm: str) -> bool:
     return kind == "num" and "|" not in norm and "." not in norm
 
 
+def _same_names_and_numbers(c: Comparison) -> bool:
+    """Two entries in two languages name the same things and write the same numbers, and
+    nothing else specific sets them apart (hyphenated words are language, not details):
+    "Fjord limits attachments to 25 files" / "Fjord では ... 25 個までに制限". Names alone count
+    only when there are three or more of them."""
+
+    def kinds(an: Analysis, kind: str) -> set[str]:
+        return {v.norm.split("|")[0] for v in an.values if v.kind == kind}
+
+    if any(v.kind not in ("name", "num") and "-" not in v.norm for v in c.vals_a + c.vals_b):
+        return False
+    names_a, names_b = name_stems(c.a), name_stems(c.b)
+    nums_a, nums_b = kinds(c.a, "num"), kinds(c.b, "num")
+    if not names_a or names_a != names_b or nums_a != nums_b:
+        return False
+    return bool(nums_a) or len(names_a) >= 3
+
+
 def _cross_language(c: Comparison, th: Thresholds) -> tuple[Verdict, str, float, bool]:
     strong_a = [v for v in c.vals_a if v.kind != "name"]
     strong_b = [v for v in c.vals_b if v.kind != "name"]
@@ -501,9 +519,9 @@ def _cross_language(c: Comparison, th: Thresholds) -> tuple[Verdict, str, float,
     shared_specific = sum(k != "name" and not _bare(k, n) for k, n in a_vals)
     clean = not strong_a and not strong_b
     # names alone ("Amara", "Marigold") say who, not what: a specific detail must match too
-    enough = shared_specific >= 1 and clean
+    enough = (shared_specific >= 1 and clean) or _same_names_and_numbers(c)
     multilingual = th.cross_sim <= 1.0 and c.sim is not None
-    if multilingual and sim < th.cross_sim - 0.25:
+    if multilingual and sim < th.cross_sim - 0.12:
         enough = False  # the multilingual embedder sees two different statements
     if enough or sim >= th.cross_sim:
         return Verdict.SAME, f"{langs}: the same details in two languages", 0.6, False
