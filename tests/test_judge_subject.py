@@ -128,6 +128,20 @@ PAIRS: list[tuple[str, str, str, str, set[str]]] = [
         "2026-03-01",
         {"related", "unrelated"},
     ),
+    (  # two versions moved in one statement: an upgrade, not a qualifier
+        "Calloway runs Erlang 25 with rebar 3.20.",
+        "Calloway runs Erlang 26 with rebar 3.22.",
+        "2026-02-01",
+        "2026-03-01",
+        {"supersedes"},
+    ),
+    (  # the words of the change phrase are not "other differences"
+        "Calloway runs three Sidekiq workers.",
+        "Calloway runs 5 Sidekiq workers since the capacity bump.",
+        "2026-02-01",
+        "2026-03-01",
+        {"supersedes"},
+    ),
     (  # the same number in two languages, about two projects
         "Vireo tile cache entries expire after 6 hours.",
         "La base de données de Brindle est sauvegardée toutes les 6 heures.",
@@ -218,3 +232,18 @@ def test_a_detail_in_place_of_other_words_is_not_an_added_detail(analyzer: Analy
     )
     j = judge.judge([(a, b)])[0]
     assert j.verdict is not Verdict.SAME, j.reason
+
+
+def test_a_value_swap_whose_subject_only_one_side_names_is_uncertain(analyzer: Analyzer) -> None:
+    """A swap like "Always run the Vireo smoke tests with TZ=UTC" / "Smoke tests need Docker": the
+    values may belong to two different test suites, so the flag suggests keeping both."""
+    judge = OfflineJudge(analyzer=analyzer)
+    a = EntryView("a", "Smoke tests need Docker running.", created_at="2026-02-01")
+    b = EntryView("b", "Always run the Vireo smoke tests with TZ=UTC.", created_at="2026-03-01")
+    j = judge.judge([(a, b)])[0]
+    assert j.verdict is not Verdict.SAME
+    assert j.confidence < SUGGEST_MIN or j.verdict in (Verdict.RELATED, Verdict.UNRELATED)
+
+
+def test_or_later_is_a_minimum(analyzer: Analyzer) -> None:
+    assert ("limit", "min") in analyzer.analyse("Vireo requires Android 12 or later.").qualifiers

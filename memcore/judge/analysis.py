@@ -90,7 +90,7 @@ _CHANGE_RE = re.compile(
     r"increased to|reduced to|"
     r"under the new|this year|"
     r"(?:since|after) the (?:[\w-]+ )?(?:change|upgrade|migration|move|switch|incident|"
-    r"rewrite|update)|"
+    r"rewrite|update|bump|outage|report|review|audit|reorg)|"
     r"désormais|maintenant|remplacée?s?|migrée?s?|déplacée?s?|"
     r"jetzt|nun|nicht mehr|kein\w* mehr|ersetzt|umgestellt|gewechselt|migriert|verschoben|"
     r"stattdessen|ahora|ya no|reemplaz\w+|sustitu\w+|migr[óa]\w*|en lugar de|en vez de)\b"
@@ -154,7 +154,7 @@ _Q: list[tuple[str, str, str]] = [
     ("premium|paid|pro plan|enterprise", "tier", "paid"),
     ("default|by default", "limit", "default"),
     ("maximum|at most|no more than|up to|cap|capped", "limit", "max"),
-    ("minimum|at least", "limit", "min"),
+    ("minimum|at least|or later|or newer|or above|or higher", "limit", "min"),
     ("soft", "limit", "soft"),
     ("hard", "limit", "hard"),
     ("p50|median", "percentile", "p50"),

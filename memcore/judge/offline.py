@@ -220,6 +220,14 @@ def _value_conflicts(c: Comparison) -> list[tuple[Value, Value]]:
     return out
 
 
+def _values_only(swap: tuple[list[str], list[str]], conflicts: list[tuple[Value, Value]]) -> bool:
+    """A swap that only replaces values with values of the same slot ("Elixir 1.15 on OTP 26"
+    / "Elixir 1.17 on OTP 27": two values moved, no qualifier)."""
+    pairs = {(_token(va), _token(vb)) for va, vb in conflicts}
+    ra, rb = swap
+    return len(ra) == len(rb) and all((x, y) in pairs for x, y in zip(ra, rb, strict=True))
+
+
 def _one_sided_qualifiers(c: Comparison) -> list[str]:
     """Qualifiers only one side names ("In staging, X sends mail to Mailpit" / "X
     sends mail via Postmark"): the qualified entry may be a special case of the other."""
@@ -240,7 +248,12 @@ def _beyond_the_value(c: Comparison, k: int) -> str:
     if one_sided:
         return f"only one side is qualified ({one_sided[0]})"
     value_toks = {_token(v) for v in c.vals_a + c.vals_b}
-    rest = [t for t in c.only_a + c.only_b if not t.startswith("<") and t not in value_toks]
+    changed = {stem(w) for m in c.change for w in m.split()}  # "moved", "since the bump"
+    rest = [
+        t
+        for t in c.only_a + c.only_b
+        if not t.startswith("<") and t not in value_toks and t not in _VERBISH | changed
+    ]
     if len(rest) > 1:
         return f"more than the value differs ({', '.join(sorted(rest)[:4])})"
     return ""
@@ -333,6 +346,9 @@ _WEAK_CHANGE = frozenset(
 )
 
 
+_UNNAMED = " (only one side names what it is about)"
+
+
 def decide(c: Comparison, th: Thresholds, newer_by_date: bool) -> tuple[Verdict, str, float, bool]:
     """The verdict of one comparison: (verdict, reason, confidence, newer-is-known)."""
     a, b = c.a, c.b
@@ -402,7 +418,9 @@ def decide(c: Comparison, th: Thresholds, newer_by_date: bool) -> tuple[Verdict,
     # 3. one value swapped in a shared statement
     if aligned and framed:
         va, vb, k = aligned[0]
-        others = [s for s in short_swaps if c.swaps.index(s) != k]
+        others = [
+            s for s in short_swaps if c.swaps.index(s) != k and not _values_only(s, conflicts)
+        ]
         value_toks = {_token(v) for v in c.vals_a + c.vals_b}
         wa = [t for t in c.swaps[k][0] if not t.startswith("<") and t not in value_toks]
         wb = [t for t in c.swaps[k][1] if not t.startswith("<") and t not in value_toks]
@@ -425,9 +443,13 @@ def decide(c: Comparison, th: Thresholds, newer_by_date: bool) -> tuple[Verdict,
                 0.6,
                 False,
             )
+        # the subject named on one side only: the values may belong to two things
+        swapped = {stem(va.norm), stem(vb.norm)}
+        one_named = (name_stems(a) - swapped) ^ (name_stems(b) - swapped)
+        sure, why = (0.6, _UNNAMED) if one_named else (0.7, "")
         if newer_by_date and _moves_forward(va, vb):
-            return Verdict.SUPERSEDES, f"newer value {vb.raw} replaces {va.raw}", 0.7, True
-        return Verdict.CONFLICT, f"differing values: {va.raw} vs {vb.raw}", 0.7, newer_by_date
+            return Verdict.SUPERSEDES, f"newer value {vb.raw} replaces {va.raw}{why}", sure, True
+        return Verdict.CONFLICT, f"differing values: {va.raw} vs {vb.raw}{why}", sure, newer_by_date
     if (
         len(c.swaps) == 1
         and max(len(c.swaps[0][0]), len(c.swaps[0][1])) <= 3
