@@ -35,6 +35,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
+from functools import lru_cache
 
 import numpy as np
 
@@ -281,8 +282,12 @@ def _content(word: str) -> bool:
 
 def _said(word: str, older: Analysis) -> bool:
     """``older`` writes ``word`` (a word of a change phrase of the newer entry)."""
-    said = {w.casefold().strip(".:") for w in re.findall(r"[\w@#./:+-]+", older.text)}
-    return word in said or stem(word) in older.tokens
+    return word in _said_words(older.text) or stem(word) in older.tokens
+
+
+@lru_cache(maxsize=65536)
+def _said_words(text: str) -> frozenset[str]:
+    return frozenset(w.casefold().strip(".:") for w in re.findall(r"[\w@#./:+-]+", text))
 
 
 def _replaced_detail(c: Comparison) -> tuple[str, str] | None:

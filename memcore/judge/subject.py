@@ -16,6 +16,7 @@ two names that only share their first letters (``Terraform`` / ``Terragrunt``) d
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from memcore.judge.analysis import Analysis, Value, stem
 
@@ -43,8 +44,9 @@ def names_disjoint(a: Analysis, b: Analysis) -> bool:
     return bool(na) and bool(nb) and not na & nb
 
 
-def _words(text: str) -> set[str]:
-    return {w.casefold() for w in _WORD_RE.findall(text)}
+@lru_cache(maxsize=65536)
+def _words(text: str) -> frozenset[str]:
+    return frozenset(w.casefold() for w in _WORD_RE.findall(text))
 
 
 def name_covered(v: Value, other: Analysis) -> bool:
