@@ -31,16 +31,15 @@ embedder's id so the verdict cache never mixes configurations.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
-from functools import lru_cache
 
 import numpy as np
 
+from memcore.judge import slots
 from memcore.judge.aliases import words, wordset
-from memcore.judge.analysis import STOP, WEAK_KINDS, Analysis, Analyzer, Value, stem
+from memcore.judge.analysis import WEAK_KINDS, Analysis, Analyzer, Value, stem
 from memcore.judge.protocol import Embeds, EntryView, Judgement, Pair, Verdict
 from memcore.judge.subject import name_covered, name_stems, names_disjoint, subjects_differ
 
@@ -172,161 +171,6 @@ def compare(a: Analysis, b: Analysis, sim: float | None = None) -> Comparison:
     return c
 
 
-def _moves_forward(va: Value, vb: Value) -> bool:
-    """A value that a newer entry replaces without saying so: a version, a port, a host, a
-    path, an identifier, an owner."""
-    if va.kind in ("ident", "path", "url", "name", "code"):
-        return True
-    if va.kind == "num":
-        return "." in va.norm or va.slot.startswith("@") or va.slot == ""
-    return False
-
-
-_DIMENSIONS = {u: "duration" for u in ("ms", "s", "min", "h", "day", "week", "month", "year")}
-_DIMENSIONS |= {u: "size" for u in ("kb", "mb", "gb", "tb")}
-
-
-def _dim(v: Value) -> str:
-    """What a unit measures: every duration is one slot, every data size another."""
-    return _DIMENSIONS.get(v.slot, v.slot)
-
-
-def _two_things(va: Value, vb: Value, c: Comparison) -> bool:
-    """Each value follows another word ("Airflow 2.9" / "Composer 2") and both entries name
-    both words: two things, each with its own value."""
-    if va.kind != "num" or va.slot[:1] != "@" or vb.slot[:1] != "@" or va.slot == vb.slot:
-        return False
-    wa, wb = va.slot[1:], vb.slot[1:]
-    return wa in c.b.tokens and wb in c.a.tokens
-
-
-def _value_conflicts(c: Comparison) -> list[tuple[Value, Value]]:
-    """Pairs of uncovered values, one per side, that can fill one slot."""
-    out = []
-    for va in c.vals_a:
-        for vb in c.vals_b:
-            kinds = {va.kind, vb.kind}
-            if va.kind != vb.kind and kinds not in ({"name", "ident"}, {"name", "code"}):
-                continue
-            unit_a = va.slot[:1] not in ("@", "#", "")
-            unit_b = vb.slot[:1] not in ("@", "#", "")
-            if va.kind == "num" and (unit_a != unit_b or (unit_a and _dim(va) != _dim(vb))):
-                continue  # "30 seconds" and "port 443" are no one slot ("8 hours" / "2 days" are)
-            if _two_things(va, vb, c):
-                continue  # "Airflow 2.9 on Composer" / "Airflow on Composer 2"
-            counted = (va.slot[:1] == "#") + (vb.slot[:1] == "#")
-            if va.kind == "num" and counted and va.slot[1:] != vb.slot[1:]:
-                continue  # "3 brokers" and "client 3.7" (or "4 pods" / "6 nodes") are two slots
-            out.append((va, vb))
-    return out
-
-
-def _values_only(swap: tuple[list[str], list[str]], conflicts: list[tuple[Value, Value]]) -> bool:
-    """A swap that only replaces values with values of the same slot ("Elixir 1.15 on OTP 26"
-    / "Elixir 1.17 on OTP 27": two values moved, no qualifier)."""
-    pairs = {(_token(va), _token(vb)) for va, vb in conflicts}
-    ra, rb = swap
-    return len(ra) == len(rb) and all((x, y) in pairs for x, y in zip(ra, rb, strict=True))
-
-
-def _one_sided_qualifiers(c: Comparison) -> list[str]:
-    """Qualifiers only one side names ("In staging, X sends mail to Mailpit" / "X
-    sends mail via Postmark"): the qualified entry may be a special case of the other."""
-    ka = {k for k, _ in c.a.qualifiers}
-    kb = {k for k, _ in c.b.qualifiers}
-    return sorted(f"{k}:{v}" for k, v in c.a.qualifiers | c.b.qualifiers if k in ka ^ kb)
-
-
-def _beyond_the_value(c: Comparison, k: int) -> str:
-    """Why a swapped value in swap ``k`` is not one attribute with two values (empty when it
-    is): a second value swapped with it (an attribute and its value: "targetSdk is 34" /
-    "applicationId is fit.app"), a qualifier on one side only, or several other words that
-    differ ("the production Looker points at ..." / "the BigQuery dataset for marts is ...")."""
-    ra, rb = c.swaps[k]
-    if sum(t.startswith("<") for t in ra) > 1 and sum(t.startswith("<") for t in rb) > 1:
-        return "an attribute and its value both differ"
-    one_sided = _one_sided_qualifiers(c)
-    if one_sided:
-        return f"only one side is qualified ({one_sided[0]})"
-    value_toks = {_token(v) for v in c.vals_a + c.vals_b}
-    changed = {stem(w) for m in c.change for w in m.split()}  # "moved", "since the bump"
-    rest = [
-        t
-        for t in c.only_a + c.only_b
-        if not t.startswith("<") and t not in value_toks and t not in _VERBISH | changed
-    ]
-    if len(rest) > 1:
-        return f"more than the value differs ({', '.join(sorted(rest)[:4])})"
-    return ""
-
-
-def _points_at(v: Value, objects: Sequence[str], older: Analysis) -> bool:
-    """A change phrase of the newer entry names ``v`` (an old value of ``older``) as what
-    changed, and the older entry says all of that phrase: "moved off Firebase Functions" points
-    at "runs on Firebase Functions", not at "the Firebase project is kestrel-prod"."""
-    raw = v.raw.lower().split()
-    for o in objects:
-        ws = o.split()
-        at = next((i for i in range(len(ws)) if ws[i : i + len(raw)] == raw), None)
-        if at is None:
-            continue
-        after = [w for w in ws[at + len(raw) : at + len(raw) + 1] if _content(w)]
-        if all(_said(w, older) for w in after):
-            return True
-    return False
-
-
-def _content(word: str) -> bool:
-    return word not in STOP and (len(word) > 2 or any(ch.isdigit() for ch in word))
-
-
-def _said(word: str, older: Analysis) -> bool:
-    """``older`` writes ``word`` (a word of a change phrase of the newer entry)."""
-    return word in _said_words(older.text) or stem(word) in older.tokens
-
-
-@lru_cache(maxsize=65536)
-def _said_words(text: str) -> frozenset[str]:
-    return frozenset(w.casefold().strip(".:") for w in re.findall(r"[\w@#./:+-]+", text))
-
-
-def _replaced_detail(c: Comparison) -> tuple[str, str] | None:
-    """A detail of one side stands where the other side says something else ("as ISO 8601
-    strings" / "in epoch milliseconds"): a replaced value, not an added detail."""
-    value_toks = {_token(v) for v in c.vals_a + c.vals_b}
-    for ra, rb in c.swaps:
-        va = [t for t in ra if t in value_toks]
-        vb = [t for t in rb if t in value_toks]
-        wa = [t for t in ra if t not in value_toks and not t.startswith("<")]
-        wb = [t for t in rb if t not in value_toks and not t.startswith("<")]
-        if (va and not vb and wb) or (vb and not va and wa):
-            return " ".join(ra), " ".join(rb)
-    return None
-
-
-def _token(v: Value) -> str:
-    return stem(v.norm) if v.kind == "name" else f"<{v.kind}:{v.norm}>"
-
-
-def _swap_of(c: Comparison, va: Value, vb: Value) -> int | None:
-    ka, kb = _token(va), _token(vb)
-    for k, (ra, rb) in enumerate(c.swaps):
-        if ka in ra and kb in rb:
-            return k
-    return None
-
-
-_VERBISH = frozenset(
-    stem(w)
-    for w in words(
-        """need include give assign chose choose built build come create run running publish
-    name named follow go goes handle use keep store make set put take get send reach ping live
-    sit host call hit pull push sync show write read own maintain review approve block trigger
-    start stop depend require say tell mean work allow let support cover hold contain provide
-    offer return accept expect prefer want like avoid place put happen depend sign power serve
-    lives located found sits is"""
-    )
-)
 _GENERIC = wordset("user team project servic app thing")
 _SLOT_STEMS = frozenset(stem(w) for w in words("port version level host path"))
 # change markers that need the old value named (or a swapped value) to count
@@ -375,17 +219,19 @@ def decide(c: Comparison, th: Thresholds, newer_by_date: bool) -> tuple[Verdict,
             kind, qa, qb = (strong or c.separating)[0]
             v = Verdict.RELATED if topical or framed else Verdict.UNRELATED
             return v, f"{kind} qualifier separates them: {qa} vs {qb}", 0.8, False
-    conflicts = _value_conflicts(c)
-    aligned = [(va, vb, at) for va, vb in conflicts if (at := _swap_of(c, va, vb)) is not None]
+    conflicts = slots.value_conflicts(c)
+    aligned = [(va, vb, at) for va, vb in conflicts if (at := slots.swap_of(c, va, vb)) is not None]
     # 2. change wording in the newer entry
     strong_change = c.change - _WEAK_CHANGE
     # the newer entry talks about the same attribute, not just the same project or person
     named = {stem(v.norm) for v in c.named_old_values}
-    attr_other = [t for t in frame if t not in a.subject | b.subject | named | _GENERIC | _VERBISH]
+    attr_other = [
+        t for t in frame if t not in a.subject | b.subject | named | _GENERIC | slots.VERBISH
+    ]
     distinctive = any(
         v.kind in ("ident", "path", "url", "code", "time") for v in c.named_old_values
     )
-    pointed = [v for v in c.named_old_values if _points_at(v, b.change_objects, a)]
+    pointed = [v for v in c.named_old_values if slots.points_at(v, b.change_objects, a)]
     same_attribute = (
         len(attr_other) >= 2
         or bool(pointed)
@@ -393,8 +239,8 @@ def decide(c: Comparison, th: Thresholds, newer_by_date: bool) -> tuple[Verdict,
         or (bool(conflicts) and any(t not in _SLOT_STEMS for t in attr_other))
     )
     # "moved from cron-01 to ...": the newer entry names an old value the older one never said
-    objects = [w for o in b.change_objects for w in o.split() if _content(w)]
-    elsewhere = bool(objects) and not any(_said(w, a) for w in objects)
+    objects = [w for o in b.change_objects for w in o.split() if slots.content(w)]
+    elsewhere = bool(objects) and not any(slots.said(w, a) for w in objects)
     if c.change and topical and same_attribute and not elsewhere:
         why = ", ".join(sorted(c.change))
         if pointed and (strong_change or conflicts or c.vals_b):
@@ -404,7 +250,7 @@ def decide(c: Comparison, th: Thresholds, newer_by_date: bool) -> tuple[Verdict,
                 0.85,
                 True,
             )
-        clean = [(va, vb, k) for va, vb, k in aligned if not _beyond_the_value(c, k)]
+        clean = [(va, vb, k) for va, vb, k in aligned if not slots.beyond_the_value(c, k)]
         if c.named_old and clean and (strong_change or c.vals_b):
             va, vb, _k = clean[0]
             return (
@@ -424,9 +270,9 @@ def decide(c: Comparison, th: Thresholds, newer_by_date: bool) -> tuple[Verdict,
     if aligned and framed:
         va, vb, k = aligned[0]
         others = [
-            s for s in short_swaps if c.swaps.index(s) != k and not _values_only(s, conflicts)
+            s for s in short_swaps if c.swaps.index(s) != k and not slots.values_only(s, conflicts)
         ]
-        value_toks = {_token(v) for v in c.vals_a + c.vals_b}
+        value_toks = {slots.token(v) for v in c.vals_a + c.vals_b}
         wa = [t for t in c.swaps[k][0] if not t.startswith("<") and t not in value_toks]
         wb = [t for t in c.swaps[k][1] if not t.startswith("<") and t not in value_toks]
         if wa and wb and not (c.change and len(wa) + len(wb) <= 2):
@@ -440,7 +286,7 @@ def decide(c: Comparison, th: Thresholds, newer_by_date: bool) -> tuple[Verdict,
                 0.6,
                 False,
             )
-        beyond = _beyond_the_value(c, k)
+        beyond = slots.beyond_the_value(c, k)
         if beyond:
             return (
                 Verdict.RELATED,
@@ -452,7 +298,7 @@ def decide(c: Comparison, th: Thresholds, newer_by_date: bool) -> tuple[Verdict,
         swapped = {stem(va.norm), stem(vb.norm)}
         one_named = (name_stems(a) - swapped) ^ (name_stems(b) - swapped)
         sure, why = (0.6, _UNNAMED) if one_named else (0.7, "")
-        if newer_by_date and _moves_forward(va, vb):
+        if newer_by_date and slots.moves_forward(va, vb):
             return Verdict.SUPERSEDES, f"newer value {vb.raw} replaces {va.raw}{why}", sure, True
         return Verdict.CONFLICT, f"differing values: {va.raw} vs {vb.raw}{why}", sure, newer_by_date
     if (
@@ -462,7 +308,7 @@ def decide(c: Comparison, th: Thresholds, newer_by_date: bool) -> tuple[Verdict,
         and len(frame) >= 3
     ):
         sa, sb = c.swaps[0]
-        verbish = any(stem(t) in _VERBISH or t in _VERBISH for t in sa + sb)
+        verbish = any(stem(t) in slots.VERBISH or t in slots.VERBISH for t in sa + sb)
         if not verbish and (len(c.vals_a) + len(c.vals_b) <= 1 or conflicts):
             return (
                 Verdict.CONFLICT,
@@ -492,7 +338,7 @@ def decide(c: Comparison, th: Thresholds, newer_by_date: bool) -> tuple[Verdict,
         )
     if same and a.names and b.names and not a.subject & b.subject and not c.shared_vals:
         same = False  # two named subjects with nothing named in common
-    replaced = _replaced_detail(c) if same else None
+    replaced = slots.replaced_detail(c) if same else None
     if replaced:
         return (
             Verdict.RELATED,
@@ -537,7 +383,7 @@ def _cross_language(c: Comparison, th: Thresholds) -> tuple[Verdict, str, float,
     strong_b = [v for v in c.vals_b if v.kind != "name"]
     sim = c.sim if c.sim is not None else 0.0
     langs = f"{c.a.lang}/{c.b.lang}"
-    if _value_conflicts(c) and strong_a and strong_b:
+    if slots.value_conflicts(c) and strong_a and strong_b:
         return Verdict.RELATED, f"{langs}: differing values", 0.4, False
     if names_disjoint(c.a, c.b):
         return Verdict.UNRELATED, f"{langs}: they name different things", 0.5, False
