@@ -45,20 +45,28 @@ def dream_cmd(automatic: bool, model: str | None, as_json: bool) -> None:
     """
     from memcore.judge.llm import make_llm
     from memcore.sessions import dream
+    from memcore.sessions.control import StopEvent, stop_on_sigterm
     from memcore.workspace.clock import utcnow
     from memcore.workspace.config import load_config
 
     ws = current_workspace()
     llm = make_llm(load_config(ws), model) if model else None
-    with progress_bar() as progress:
+    stop = StopEvent()
+    with progress_bar() as progress, stop_on_sigterm(stop):
         report = dream(
-            ws, now=utcnow(), automatic=automatic, llm=llm, clock=utcnow, progress=progress
+            ws,
+            now=utcnow(),
+            automatic=automatic,
+            llm=llm,
+            clock=utcnow,
+            progress=progress,
+            stop=stop,
         )
     if as_json:
         echo_json(report)
     else:
         click.echo(format_report(report))
-    if report.get("status") == "failed":
+    if report.get("status") in ("failed", "stopped"):
         raise SystemExit(1)
 
 

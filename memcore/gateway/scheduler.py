@@ -121,6 +121,9 @@ class Scheduler:
         self._wake = asyncio.Event()
         self._sem = asyncio.Semaphore(self.max_concurrent)
         self.started_at = self.clock()
+        from memcore.sessions.control import clear_stop_all
+
+        clear_stop_all([s.ws.root for s in self.served])
         for s in self.served:
             try:
                 peers = await asyncio.to_thread(
@@ -160,6 +163,11 @@ class Scheduler:
     async def stop(self) -> None:
         """Stop the loop; wait up to ``shutdown_grace`` for runs, then record them interrupted."""
         self._stopping = True
+        from memcore.sessions.control import stop_all
+
+        stop_all(
+            [s.ws.root for s in self.served], "the gateway is stopping"
+        )  # session dreams stop at their next checkpoint
         self.wake()
         if self._loop_task is not None:
             self._loop_task.cancel()

@@ -106,13 +106,14 @@ def due(ws: Workspace, now: datetime) -> Gate:
     try:
         sessions = catalog.scan(ws, conn, settings)
         n = len(catalog.candidates(conn, sessions))
-        failure = parse_iso(get_state(conn, "last_failure_at"))
-        if failure is not None and now < failure + FAILURE_BACKOFF:
-            return Gate(
-                False,
-                f"backing off after a failed run until {failure + FAILURE_BACKOFF:%H:%M} UTC",
-                n,
-            )
+        for key, what in (("last_failure_at", "a failed"), ("last_stopped_at", "a stopped")):
+            at = parse_iso(get_state(conn, key))
+            if at is not None and now < at + FAILURE_BACKOFF:
+                return Gate(
+                    False,
+                    f"backing off after {what} run until {at + FAILURE_BACKOFF:%H:%M} UTC",
+                    n,
+                )
         if _budget_blocked(settings.daily_token_budget, now):
             return Gate(
                 False,
@@ -142,10 +143,12 @@ def dream(
     llm: Any = None,
     clock: Callable[[], datetime] | None = None,
     progress: Progress | None = None,
+    stop: Any = None,
 ) -> dict[str, Any]:
     """Run a session dream. A manual run ignores the interval and the count, never the lease
     (LockBusy). An automatic run first checks ``due``; when not due it returns a report with
-    status ``skipped`` and the reason. ``progress`` follows the sessions read."""
+    status ``skipped`` and the reason. ``progress`` follows the sessions read; ``stop`` (a
+    ``control.StopEvent``) stops it at its next checkpoint."""
     from memcore.sessions.health import health_report
     from memcore.sessions.run import execute
 
@@ -162,6 +165,7 @@ def dream(
         clock=clock,
         health=health,
         progress=progress,
+        stop=stop,
     )
 
 
@@ -207,6 +211,7 @@ def status(ws: Workspace, now: datetime | None = None) -> dict[str, Any]:
             "lease": lease_holder(conn, now),
             "last_success_at": get_state(conn, "last_success_at"),
             "last_failure_at": get_state(conn, "last_failure_at"),
+            "last_stopped_at": get_state(conn, "last_stopped_at"),
             "last_run": last_run(conn),
         }
     finally:

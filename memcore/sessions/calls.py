@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from memcore.errors import BadAnswer, LLMError
+from memcore.errors import BadAnswer, LLMError, RunStopped
 from memcore.judge.llm import LLM
 from memcore.sessions import budget as bud
 from memcore.sessions.lease import Lease
@@ -51,7 +51,8 @@ class Caller:
     run_id: str
     workspace: str = ""  # charged to the ledger with each call
     leases: list[Lease] = field(default_factory=list)  # renewed with ``lease`` after a call
-    should_stop: Callable[[], None] | None = None  # raises RunStopped before a call
+    should_stop: Callable[[], None] | None = None  # raises RunStopped before/after a call
+    stop_event: Any = None  # a control.StopEvent: told when a model call is in flight
     stats: CallStats = field(default_factory=CallStats)
     accepted: int = 0  # answers that passed validation
     rejected: list[str] = field(default_factory=list)  # why each rejected answer was rejected
@@ -153,13 +154,21 @@ class Caller:
             self.stats.reserved += amount
         self.stats.calls += 1
         try:
-            completion = self.llm.complete(messages, max_tokens=max_out)
-        except (LLMError, KeyboardInterrupt):
+            if self.stop_event is not None:
+                self.stop_event.in_call = True
+            try:
+                completion = self.llm.complete(messages, max_tokens=max_out)
+            finally:
+                if self.stop_event is not None:
+                    self.stop_event.in_call = False
+        except (LLMError, RunStopped, KeyboardInterrupt):
             if call_id is not None:
                 bud.cancel(self.conn, call_id, self.clock())
             raise
         if call_id is not None:
             self.stats.charged += bud.settle(self.conn, call_id, completion.usage, self.clock())
+        if self.should_stop is not None:
+            self.should_stop()  # an answer that arrives after a stop is never published
         if completion.usage is not None:
             self.stats.prompt += completion.usage.prompt
             self.stats.completion += completion.usage.completion

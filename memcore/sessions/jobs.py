@@ -34,8 +34,8 @@ def _run(ws: Workspace, now: datetime) -> dict[str, Any]:
     report = dream(ws, now=now, automatic=True, clock=utcnow)
     if report["status"] == "skipped":
         raise JobSkipped(report["reason"], {"candidates": report.get("candidates", 0)})
-    if report["status"] == "failed":
-        raise MemcoreError(f"session dream failed: {report.get('error')}")
+    if report["status"] in ("failed", "stopped"):
+        raise MemcoreError(f"session dream {report['status']}: {report.get('error')}")
     tokens = report.get("tokens", {})
     return {
         "status": report["status"],

@@ -23,6 +23,7 @@ from memcore.errors import (
     LeaseLost,
     LLMError,
     MemcoreError,
+    RunStopped,
     SourceChanged,
 )
 from memcore.judge.llm import LLM, make_llm
@@ -30,6 +31,7 @@ from memcore.redact import redact
 from memcore.sessions import catalog
 from memcore.sessions.budget import split_utf8
 from memcore.sessions.calls import Caller
+from memcore.sessions.control import StopEvent, checker
 from memcore.sessions.flow import flow_up, latest_projects, mirror_project
 from memcore.sessions.lease import DEFAULT_TTL, GLOBAL_LEASE_NAME, Lease
 from memcore.sessions.prompts import RequestSource
@@ -231,10 +233,13 @@ def execute(
     clock: Callable[[], datetime] | None = None,
     health: dict[str, Any] | None = None,
     progress: Progress | None = None,
+    stop: StopEvent | None = None,
 ) -> dict[str, Any]:
     """Run a session dream now (the caller checked the gates). Raises LockBusy when another run
-    holds the lease; otherwise returns the report, also for failed runs. ``progress`` is
-    called as ``progress(label, done, total)`` around each session read."""
+    holds the lease; otherwise returns the report, also for failed and stopped runs.
+    ``progress`` is called as ``progress(label, done, total)`` around each session read;
+    ``stop`` (set by a signal handler or another thread) stops the run at its next
+    checkpoint, see ``memcore.sessions.control``."""
     import json
 
     cfg = load_config(ws)
@@ -263,7 +268,15 @@ def execute(
     user = open_user_db()
     migrate_ledger(conn, user, str(ws.root))
     caller = Caller(
-        user, model, lease, clock, settings.daily_token_budget, run_id, workspace=str(ws.root)
+        user,
+        model,
+        lease,
+        clock,
+        settings.daily_token_budget,
+        run_id,
+        workspace=str(ws.root),
+        should_stop=checker(conn, run_id, ws.root, stop),
+        stop_event=stop,
     )
     run = Run(
         ws,
@@ -284,6 +297,8 @@ def execute(
         status, error = _all_rejected(caller) or (status, error)
     except BudgetExhausted as exc:
         status, error = "budget", str(exc)
+    except RunStopped as exc:
+        status, error = "stopped", str(exc)
     except LeaseLost as exc:
         status, error, lost = "failed", str(exc), True
     except (LLMError, SourceChanged, MemcoreError) as exc:
@@ -319,7 +334,9 @@ def _steps(run: Run, health: dict[str, Any] | None) -> tuple[str, str | None]:
         if s.status == "unreadable":
             run.skipped.append({"session": s.id, "reason": f"unreadable: {s.error}"})
     cands = catalog.candidates(run.conn, sessions)[:MAX_SESSIONS_PER_RUN]
+    stop = run.caller.should_stop or (lambda: None)
     for done, info in enumerate(cands):
+        stop()
         report_progress(run.progress, SESSIONS_LABEL, done, len(cands))
         if _review_safely(run, info, raw=False):
             run.reviewed.append(info.id)
@@ -327,6 +344,7 @@ def _steps(run: Run, health: dict[str, Any] | None) -> tuple[str, str | None]:
     backlog = catalog.raw_backlog(run.conn, sessions, run.settings, run.now)
     backlog = backlog[:MAX_SESSIONS_PER_RUN]
     for done, info in enumerate(backlog):
+        stop()
         report_progress(run.progress, BACKLOG_LABEL, done, len(backlog))
         _review_safely(run, info, raw=True)
     report_progress(run.progress, BACKLOG_LABEL, len(backlog), len(backlog))
@@ -447,6 +465,8 @@ def _finish(
             set_state(run.conn, "last_success_at", run.now_iso)
         elif status == "failed":
             set_state(run.conn, "last_failure_at", iso_ms(run.caller.clock()))
+        elif status == "stopped":  # automatic runs wait the failure backoff after a stop
+            set_state(run.conn, "last_stopped_at", iso_ms(run.caller.clock()))
         elif status == "budget":
             set_state(run.conn, "budget_blocked_day", run.now_iso[:10])
     if status == "budget" and run.user is not None:  # every workspace of the user waits
