@@ -130,8 +130,16 @@ def status_cmd(as_json: bool) -> None:
     ]
     if out["lease"]:
         lines.append(f"running: lease held until {out['lease']['expires_at']}")
+    if b.get("ledger_lost"):
+        lines.append("the token ledger was lost with a corrupt database: today counts as spent")
     for u in out["unreadable"]:
         lines.append(f"unreadable: {u['session']}: {u['error']}")
+    for q in out.get("database", []):
+        lost = "; ".join(f"{t} ({why})" for t, why in q["lost"].items()) or "nothing"
+        lines.append(
+            f"database {q['database']} was corrupt ({q['at']}): set aside; lost: {lost}."
+            f" {q['restore']}"
+        )
     last = out["last_run"]
     if last and last.get("report"):
         lines += ["", "last report:", format_report(last["report"])]

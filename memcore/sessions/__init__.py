@@ -182,6 +182,24 @@ def _budget(conn: sqlite3.Connection, ws: Workspace, budget: int, now: datetime)
         user.close()
 
 
+def _quarantines(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+    """Times memcore.sqlite or the user database was set aside as corrupt, each with what
+    came across, what was lost and how to restore the old file."""
+    from memcore.sessions.userdb import open_user_db
+    from memcore.workspace.db import quarantines, restore_hint
+
+    out = []
+    user = open_user_db()
+    try:
+        for db_conn in (conn, user):
+            path = db_conn.execute("PRAGMA database_list").fetchone()[2]
+            for q in quarantines(db_conn):
+                out.append({"database": path, **q, "restore": restore_hint(path, q["aside"])})
+    finally:
+        user.close()
+    return out
+
+
 def status(ws: Workspace, now: datetime | None = None) -> dict[str, Any]:
     """Candidates, unreadable sessions, budget, lease, gate and the last run report."""
     from memcore.sessions import catalog
@@ -213,6 +231,7 @@ def status(ws: Workspace, now: datetime | None = None) -> dict[str, Any]:
             "last_failure_at": get_state(conn, "last_failure_at"),
             "last_stopped_at": get_state(conn, "last_stopped_at"),
             "last_run": last_run(conn),
+            "database": _quarantines(conn),
         }
     finally:
         conn.close()

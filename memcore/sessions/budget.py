@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 
 from memcore.errors import BudgetExhausted
 from memcore.judge.llm import Usage
-from memcore.sessions.store import transaction
+from memcore.sessions.store import get_state, set_state, transaction
 from memcore.workspace.clock import iso_ms
 
 MAX_INPUT_TOKENS = 16_000
@@ -48,13 +48,14 @@ class BudgetStatus:
     settled: int
     reserved_open: int
     calls: int
+    ledger_lost: bool = False  # the ledger was lost to a corrupt database: today counts as spent
 
     @property
     def remaining(self) -> int:
         return max(0, self.budget - self.used)
 
-    def as_dict(self) -> dict[str, int | str]:
-        return {
+    def as_dict(self) -> dict[str, int | str | bool]:
+        out: dict[str, int | str | bool] = {
             "day": self.day,
             "budget": self.budget,
             "used": self.used,
@@ -63,10 +64,37 @@ class BudgetStatus:
             "remaining": self.remaining,
             "calls": self.calls,
         }
+        if self.ledger_lost:
+            out["ledger_lost"] = True
+        return out
+
+
+def note_ledger_loss(conn: sqlite3.Connection, now: datetime) -> None:
+    """When the database was set aside as corrupt and the ledger did not come across whole,
+    the spending of that day is unknown: treat the day it is noticed as spent, so a corrupt
+    file never resets the budget."""
+    import json
+
+    try:
+        rows = conn.execute("SELECT id, lost FROM db_quarantines ORDER BY id").fetchall()
+    except sqlite3.Error:
+        return
+    seen = int(get_state(conn, "ledger_loss_seen") or 0)
+    for row in rows:
+        if int(row[0]) <= seen:
+            continue
+        try:
+            lost = json.loads(row[1])
+        except ValueError:
+            lost = {"*": "unreadable note"}
+        if "sess_budget_calls" in lost or "*" in lost:
+            set_state(conn, "budget_spent_day", day_of(now))
+        set_state(conn, "ledger_loss_seen", str(row[0]))
 
 
 def budget_status(conn: sqlite3.Connection, budget: int, now: datetime) -> BudgetStatus:
     day = day_of(now)
+    note_ledger_loss(conn, now)
     row = conn.execute(
         "SELECT count(*) n, coalesce(sum(CASE WHEN status='settled' THEN charged END), 0) s,"
         " coalesce(sum(CASE WHEN status!='settled' THEN reserved END), 0) r"
@@ -74,7 +102,11 @@ def budget_status(conn: sqlite3.Connection, budget: int, now: datetime) -> Budge
         (day,),
     ).fetchone()
     settled, open_ = int(row["s"]), int(row["r"])
-    return BudgetStatus(day, budget, settled + open_, settled, open_, int(row["n"]))
+    used = settled + open_
+    lost = get_state(conn, "budget_spent_day") == day
+    if lost:
+        used = max(used, budget)
+    return BudgetStatus(day, budget, used, settled, open_, int(row["n"]), lost)
 
 
 def reserve(
@@ -91,9 +123,14 @@ def reserve(
     with transaction(conn):
         status = budget_status(conn, budget, now)
         if status.used + amount > budget:
+            why = (
+                " (the ledger was lost with a corrupt database, so today counts as spent)"
+                if status.ledger_lost
+                else ""
+            )
             raise BudgetExhausted(
-                f"daily token budget reached: {status.used} of {budget} used today ({status.day}),"
-                f" the next call needs up to {amount}; it waits until "
+                f"daily token budget reached: {status.used} of {budget} used today ({status.day})"
+                f"{why}, the next call needs up to {amount}; it waits until "
                 f"{iso_ms(next_reset(now))} (00:00 UTC)"
             )
         cols = "run_id, day, model, reserved, status, created_at"

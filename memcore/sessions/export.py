@@ -6,6 +6,7 @@ only when its content changes.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from pathlib import Path
 
@@ -55,6 +56,21 @@ def render(
         parts.append("\n" + _section(f"{v.owner}{tag}{state}", v))
     files["sessions.md"] = "".join(parts)
     return files
+
+
+_REF_COMMENT = re.compile(r"<!-- ((?:session|project):\S+@v\d+|global@v\d+) · ")
+
+
+def exported_refs(ws: Workspace) -> list[str]:
+    """Memory references named in the exported files (what a reader may still cite)."""
+    refs: list[str] = []
+    for name in ("global.md", "project.md", "sessions.md"):
+        try:
+            text = (summaries_dir(ws) / name).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        refs += _REF_COMMENT.findall(text)
+    return refs
 
 
 def export_summaries(ws: Workspace, conn: sqlite3.Connection) -> list[str]:

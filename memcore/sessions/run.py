@@ -267,6 +267,7 @@ def execute(
         )
     user = open_user_db()
     migrate_ledger(conn, user, str(ws.root))
+    _keep_version_numbers(ws, conn, user)
     caller = Caller(
         user,
         model,
@@ -316,6 +317,29 @@ def execute(
     user.close()
     plain: dict[str, Any] = json.loads(json.dumps(report))  # JSON types only, no shared lists
     return plain
+
+
+def _keep_version_numbers(
+    ws: Workspace, conn: sqlite3.Connection, user: sqlite3.Connection
+) -> None:
+    """Versions named by the exports (and project versions mirrored in the user database)
+    stay taken: after a corrupt database lost some, new versions are numbered past them."""
+    from memcore.sessions.export import exported_refs
+    from memcore.sessions.store import get_version, parse_memory_ref, raise_version_floor
+
+    pid = project_id(ws)
+    mirrored = user.execute(
+        "SELECT coalesce(max(version), 0) FROM sess_memories WHERE level='project' AND owner=?",
+        (pid,),
+    ).fetchone()[0]
+    refs = [(lv, ow, n) for lv, ow, n in map(parse_memory_ref, exported_refs(ws))]
+    if mirrored:
+        refs.append(("project", pid, int(mirrored)))
+    for level, owner, n in refs:
+        target = user if level == "global" else conn
+        if get_version(target, level, owner, n) is None:
+            with transaction(target):
+                raise_version_floor(target, level, owner, n)
 
 
 def _all_rejected(caller: Caller) -> tuple[str, str] | None:

@@ -174,12 +174,15 @@ def insert_version(
     run_id: str | None,
     model: str | None,
 ) -> Version:
-    """Insert the next immutable version and its sources (call inside ``transaction``)."""
+    """Insert the next immutable version and its sources (call inside ``transaction``).
+
+    The number is past every version this memory had, also those lost with a corrupt
+    database (``version_floor``), so an old reference never names a new text."""
     row = conn.execute(
         "SELECT coalesce(max(version), 0) FROM sess_memories WHERE level=? AND owner=?",
         (level, owner),
     ).fetchone()
-    version = int(row[0]) + 1
+    version = max(int(row[0]), version_floor(conn, level, owner)) + 1
     cur = conn.execute(
         "INSERT INTO sess_memories (level, owner, version, text, created_at, run_id, model)"
         " VALUES (?,?,?,?,?,?,?)",
@@ -250,6 +253,17 @@ def set_progress(conn: sqlite3.Connection, session_id: str, now_iso: str, **valu
             now_iso,
         ),
     )
+
+
+def version_floor(conn: sqlite3.Connection, level: str, owner: str) -> int:
+    """The highest version number known to have existed (0 when none was lost)."""
+    value = get_state(conn, f"version_floor:{level}:{owner}")
+    return int(value) if value and value.isdigit() else 0
+
+
+def raise_version_floor(conn: sqlite3.Connection, level: str, owner: str, version: int) -> None:
+    if version > version_floor(conn, level, owner):
+        set_state(conn, f"version_floor:{level}:{owner}", str(version))
 
 
 def get_state(conn: sqlite3.Connection, key: str) -> str | None:

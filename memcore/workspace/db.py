@@ -262,18 +262,27 @@ def _quarantine(path: Path, reason: str) -> sqlite3.Connection:
         recovered, lost = salvage(aside, conn)
         _note(conn, aside, reason, recovered, lost)
         log.warning(
-            "database %s was corrupt (%s); set aside as %s. Recovered: %s. Lost: %s",
+            "database %s was corrupt (%s); set aside as %s. Recovered: %s. Lost: %s. %s",
             path,
             reason,
             aside.name,
             _summary(recovered) or "nothing",
             "; ".join(f"{t} ({why})" for t, why in lost.items()) or "nothing",
+            restore_hint(path, aside),
         )
         return conn
     except OSError as exc:
         raise DatabaseError(f"database {path} is corrupt and cannot be set aside: {exc}") from None
     finally:
         lock.release()
+
+
+def restore_hint(path: Path | str, aside: Path | str) -> str:
+    """How to go back to a file that was set aside (after repairing it, for instance)."""
+    return (
+        f"The old file is kept as {aside}; to restore it, stop memcore (and the gateway),"
+        f" then copy it over {path} and delete {Path(str(path) + '.checked')}"
+    )
 
 
 def _link_aside(path: Path) -> Path:
