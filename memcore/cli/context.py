@@ -32,3 +32,14 @@ def context_cmd(model_window: int, as_json: bool) -> None:
         echo_json(out)
     else:
         click.echo(out["text"], nl=False)
+        for w in out.get("withheld", []):
+            why = ", ".join(
+                f"session {b['session']} {b['why']}"
+                if "session" in b
+                else f"project {b['project']}"
+                for b in w["because"]
+            )
+            click.echo(
+                f"withheld {w['memory']} until the next session dream rebuilds it ({why})",
+                err=True,
+            )

@@ -134,6 +134,18 @@ def status_cmd(as_json: bool) -> None:
         lines.append("the token ledger was lost with a corrupt database: today counts as spent")
     for u in out["unreadable"]:
         lines.append(f"unreadable: {u['session']}: {u['error']}")
+    held = out.get("withheld", {})
+    for g in held.get("project", []):
+        lines.append(
+            f"left sharing: {g['session']} ({g['why']}): the project memory (and the global one)"
+            " is not injected by `memcore context` until the next run rebuilds it without it"
+        )
+    if held.get("global") and not held.get("project"):
+        names = ", ".join(f"{g['project']} ({g['state']})" for g in held["global"])
+        lines.append(
+            f"the global memory is not injected until it is rebuilt without sessions that left"
+            f" sharing in: {names}"
+        )
     for q in out.get("database", []):
         lost = "; ".join(f"{t} ({why})" for t, why in q["lost"].items()) or "nothing"
         lines.append(

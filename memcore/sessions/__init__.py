@@ -233,6 +233,9 @@ def status(ws: Workspace, now: datetime | None = None) -> dict[str, Any]:
             "last_run": last_run(conn),
             "database": _quarantines(conn),
         }
+        from memcore.sessions.sharing import withheld
+
+        out["withheld"] = withheld(ws)
     finally:
         conn.close()
     if settings.enabled:

@@ -48,10 +48,29 @@ def _versions(ws: Workspace) -> tuple[Version | None, Version | None]:
 
 
 def context_block(ws: Workspace, *, model_window: int = DEFAULT_MODEL_WINDOW) -> dict[str, Any]:
-    """``{"text", "mode": full|pointers|none, "versions", "tokens", "budget"}``."""
+    """``{"text", "mode": full|pointers|none, "versions", "tokens", "budget", "withheld"}``.
+
+    A memory that still carries a session that left sharing, disappeared or turned
+    unreadable is withheld (listed under ``withheld`` with why) until a run rebuilds it."""
+    from memcore.sessions.sharing import withheld
+
     budget = context_budget(model_window)
     g, p = _versions(ws)
     pid = project_id(ws)
+    held = withheld(ws)
+    kept_out: list[dict[str, Any]] = []
+    if p is not None and held["project"]:
+        kept_out.append({"memory": p.ref, "because": held["project"]})
+        p = None
+    if g is not None and held["global"]:
+        kept_out.append({"memory": g.ref, "because": held["global"]})
+        g = None
+    out = _block(g, p, pid, budget)
+    out["withheld"] = kept_out
+    return out
+
+
+def _block(g: Version | None, p: Version | None, pid: str, budget: int) -> dict[str, Any]:
     present = [v for v in (g, p) if v is not None and v.text.strip()]
     versions = [v.ref for v in present]
     if not present:

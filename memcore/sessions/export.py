@@ -49,11 +49,19 @@ def render(
     }
     info = {s.id: s for s in all_sessions(conn)}
     parts = [HEADER, "\n# Session short memories\n"]
+    private = 0
     for v in latest_all(conn, "session"):
         s = info.get(v.owner)
-        tag = " (independent)" if s is not None and s.independent else ""
+        if s is not None and s.independent:  # its memory stays its own: not in memory/
+            private += 1
+            continue
         state = f" — {s.status}" if s is not None and s.status != "ok" else ""
-        parts.append("\n" + _section(f"{v.owner}{tag}{state}", v))
+        parts.append("\n" + _section(f"{v.owner}{state}", v))
+    if private:
+        parts.append(
+            f"\n_{private} independent session(s) are not exported here;"
+            " read one with `memcore recall session ID`._\n"
+        )
     files["sessions.md"] = "".join(parts)
     return files
 

@@ -52,25 +52,41 @@ def flow_up(
     now_iso: str,
     before_publish: Callable[[], None],
     health: dict[str, Any] | None = None,
+    rebuild: bool = False,
 ) -> list[str]:
     """Fold changed ``children`` into the ``level`` memory of ``owner``; the refs written.
 
-    ``before_publish`` runs inside the publishing transaction (the lease check)."""
-    changed = changed_children(conn, level, owner, children)
+    ``before_publish`` runs inside the publishing transaction (the lease check). With
+    ``rebuild`` the memory is made again from ``children`` alone, starting from nothing (a
+    source left sharing: what came from it must go)."""
+    changed = list(children) if rebuild else changed_children(conn, level, owner, children)
+    written: list[str] = []
+    if rebuild and not changed:  # nothing is left to build from: an empty version
+        cur = latest(conn, level, owner)
+        if cur is not None and cur.text:
+            with transaction(conn):
+                before_publish()
+                v = insert_version(
+                    conn, level, owner, "", [], now_iso=now_iso, run_id=caller.run_id, model=None
+                )
+            written.append(v.ref)
+        return written
     if not changed:
         return []
-    written: list[str] = []
     by_id = {f"m{i + 1}": c for i, c in enumerate(changed)}
     sources = [RequestSource(sid, "memory", c.ref, c.text) for sid, c in by_id.items()]
     pending = sources
+    fresh = rebuild
     while pending:  # each call is packed against the memory as it stands before it
         cur = latest(conn, level, owner)
+        base = None if fresh else cur
+        fresh = False
         batch = caller.next_batch(
-            level, limit, cur.ref if cur else None, cur.text if cur else "", pending, health
+            level, limit, base.ref if base else None, base.text if base else "", pending, health
         )
         pending = pending[len(batch) :]
         text, _used = caller.run(
-            level, limit, cur.ref if cur else None, cur.text if cur else "", batch, health
+            level, limit, base.ref if base else None, base.text if base else "", batch, health
         )
         with transaction(conn):
             before_publish()
@@ -86,8 +102,8 @@ def flow_up(
                     raise SourceChanged(f"{child.ref} disappeared under the run")
             if cur is None or text != cur.text:
                 srcs = [Source("memory", s.ref, preview=by_id[s.id].text[:200]) for s in batch]
-                if cur is not None:
-                    srcs.insert(0, Source("previous", cur.ref, preview=cur.text[:200]))
+                if base is not None:
+                    srcs.insert(0, Source("previous", base.ref, preview=base.text[:200]))
                 v = insert_version(
                     conn,
                     level,

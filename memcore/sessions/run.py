@@ -28,7 +28,7 @@ from memcore.errors import (
 )
 from memcore.judge.llm import LLM, make_llm
 from memcore.redact import redact
-from memcore.sessions import catalog
+from memcore.sessions import catalog, sharing
 from memcore.sessions.budget import split_utf8
 from memcore.sessions.calls import Caller
 from memcore.sessions.control import StopEvent, checker
@@ -78,6 +78,7 @@ class Run:
     skipped: list[dict[str, str]] = field(default_factory=list)
     reviewed: list[str] = field(default_factory=list)
     deferred: list[str] = field(default_factory=list)  # steps left to the next run, with why
+    rebuilt: list[dict[str, Any]] = field(default_factory=list)  # made again without leavers
     progress: Progress | None = None
 
     @property
@@ -380,6 +381,10 @@ def _steps(run: Run, health: dict[str, Any] | None) -> tuple[str, str | None]:
         for v in [latest(run.conn, "session", s.id)]
         if v is not None
     ]
+    gone = sharing.leavers(run.conn, pid)
+    if gone:  # the project memory carries sessions that left: made again without them
+        assert run.user is not None
+        sharing.mark_project(run.user, pid, "tainted")
     run.wrote += flow_up(
         run.caller,
         run.conn,
@@ -390,7 +395,15 @@ def _steps(run: Run, health: dict[str, Any] | None) -> tuple[str, str | None]:
         now_iso=run.now_iso,
         before_publish=run.lease.check,
         health=health,
+        rebuild=bool(gone),
     )
+    if gone:
+        with transaction(run.conn):
+            run.lease.check()
+            sharing.forget_leavers(run.conn, pid, gone)
+        assert run.user is not None
+        sharing.mark_project(run.user, pid, "rebuilt")
+        run.rebuilt.append({"memory": f"project:{pid}", "without": [g.as_dict() for g in gone]})
     project = latest(run.conn, "project", pid)
     if project is not None:
         _global_step(run, project)
@@ -430,6 +443,8 @@ def _global_step(run: Run, project: Any) -> None:
             run.lease.check()
             glease.check()
 
+        marks = sharing.global_marks(user)
+        redo = [p for p, state in marks.items() if state == "rebuilt"]
         run.wrote += flow_up(
             run.caller,
             user,
@@ -439,7 +454,13 @@ def _global_step(run: Run, project: Any) -> None:
             run.settings.global_limit,
             now_iso=run.now_iso,
             before_publish=check_both,
+            rebuild=bool(redo),
         )
+        if redo:
+            with transaction(user):
+                check_both()
+                sharing.clear_rebuilt(user, redo)
+            run.rebuilt.append({"memory": "global", "without": [{"project": p} for p in redo]})
     finally:
         run.caller.leases.remove(glease)
         glease.release()
@@ -464,6 +485,7 @@ def _finish(
             "wrote": run.wrote,
             "skipped": run.skipped,
             "deferred": run.deferred,
+            "rebuilt": run.rebuilt,
             "checked": run.caller.checked,
             "queued": [s.id for s in queued],
             "tokens": run.caller.stats.as_dict(),
