@@ -62,9 +62,10 @@ def test_a_lost_user_ledger_counts_the_day_as_spent(ws: Workspace) -> None:
     ws.config_path.write_text("[sessions]\nenabled = true\nmin_sessions = 1\n")
     make_session(ws, "s0", turns_for(0))
     with chat_server() as srv:
-        assert execute(ws, now=NOW, llm=OpenAICompatibleLLM(srv.url, "m", timeout=10))[
-            "status"
-        ] == "ok"
+        assert (
+            execute(ws, now=NOW, llm=OpenAICompatibleLLM(srv.url, "m", timeout=10))["status"]
+            == "ok"
+        )
     spoil(user_dir() / USER_DB_NAME)
     out = status(ws, NOW + timedelta(minutes=1))
     budget = out["budget"]
