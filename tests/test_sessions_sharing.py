@@ -58,6 +58,12 @@ def test_a_session_that_leaves_is_withheld_until_the_rebuild(ws: Workspace, how:
     assert f"left sharing: s1 ({how})" in text and "not injected" in text
     cli = invoke(ws, "context")
     assert "withheld project:" in cli.output and LEAVER not in cli.output
+    if how == "missing":  # the MCP context tool withholds the same
+        from tests.test_mcp import call_all, payload
+
+        _, (res,) = call_all(ws, [("context", {"model_window": 200_000})])
+        mcp_block = payload(res)
+        assert LEAVER not in mcp_block["text"] and len(mcp_block["withheld"]) == 2
 
     report = execute(ws, now=NOW + timedelta(minutes=5), llm=ExtractiveLLM())
     assert report["status"] == "ok", report
