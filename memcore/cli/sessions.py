@@ -134,6 +134,11 @@ def status_cmd(as_json: bool) -> None:
         lines.append("the token ledger was lost with a corrupt database: today counts as spent")
     for u in out["unreadable"]:
         lines.append(f"unreadable: {u['session']}: {u['error']}")
+    for u in out.get("unsupported", []):
+        lines.append(f"unsupported: {u['session']} ({u['format']}): {u['error']}")
+    for b in out.get("broken_lines", []):
+        nums = ", ".join(map(str, b["lines"][:20])) + (" …" if len(b["lines"]) > 20 else "")
+        lines.append(f"broken lines (not JSON, skipped): {b['file']}: line {nums}")
     held = out.get("withheld", {})
     for g in held.get("project", []):
         lines.append(

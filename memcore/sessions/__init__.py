@@ -224,6 +224,16 @@ def status(ws: Workspace, now: datetime | None = None) -> dict[str, Any]:
             "unreadable": [
                 {"session": s.id, "error": s.error} for s in sessions if s.status == "unreadable"
             ],
+            "unsupported": [
+                {"session": s.id, "format": s.format, "error": s.error}
+                for s in sessions
+                if s.status == "unsupported"
+            ],
+            "broken_lines": [
+                {"session": s.id, "file": str(s.path), "lines": list(s.broken)}
+                for s in sessions
+                if s.broken and s.status == "ok"
+            ],
             "independent": [s.id for s in sessions if s.independent],
             "budget": _budget(conn, ws, settings.daily_token_budget, now),
             "lease": lease_holder(conn, now),

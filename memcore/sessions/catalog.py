@@ -7,6 +7,7 @@ cheap. A file that cannot be read is listed as unreadable; it never blocks the o
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -16,15 +17,15 @@ from memcore.errors import InputError
 from memcore.sessions.binding import bound_files
 from memcore.sessions.settings import SessionsSettings
 from memcore.sessions.store import progress, transaction
-from memcore.sessions.transcripts import Transcript, read_transcript
+from memcore.sessions.transcripts import Transcript, UnsupportedFormat, read_transcript
 from memcore.workspace.clock import iso_ms, parse_iso
 from memcore.workspace.core import Workspace
 
 PATTERNS = ("*.jsonl",)
 _UPSERT = """
 INSERT INTO sess_files (id, path, format, independent, generated, size, mtime_ns, messages,
-    complete_through, completed_turns, last_turn_ts, last_activity, status, error, title)
-VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+    complete_through, completed_turns, last_turn_ts, last_activity, status, error, title, broken)
+VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
 ON CONFLICT (id) DO UPDATE SET
     path = excluded.path,
     format = coalesce(excluded.format, sess_files.format),
@@ -41,7 +42,8 @@ ON CONFLICT (id) DO UPDATE SET
     last_activity = coalesce(excluded.last_activity, sess_files.last_activity),
     status = excluded.status,
     error = excluded.error,
-    title = excluded.title
+    title = excluded.title,
+    broken = excluded.broken
 """
 
 
@@ -52,7 +54,7 @@ class SessionInfo:
     format: str | None
     independent: bool
     generated: bool
-    status: str  # ok | unreadable | missing
+    status: str  # ok | unreadable | unsupported | missing
     error: str | None
     size: int
     mtime_ns: int
@@ -62,6 +64,7 @@ class SessionInfo:
     last_turn_ts: str | None
     last_activity: str | None
     title: str | None = None
+    broken: tuple[int, ...] = ()  # file line numbers that are not JSON (skipped)
 
     @property
     def shared(self) -> bool:
@@ -112,11 +115,12 @@ def scan(
         try:
             tr = read_transcript(path)
         except InputError as exc:
+            unsupported = isinstance(exc, UnsupportedFormat)
             updates.append(
                 (
                     sid,
                     str(path),
-                    None,
+                    exc.guess if isinstance(exc, UnsupportedFormat) else None,
                     int(independent_cfg),
                     0,
                     st.st_size,
@@ -126,8 +130,9 @@ def scan(
                     0,
                     None,
                     None,
-                    "unreadable",
+                    "unsupported" if unsupported else "unreadable",
                     str(exc),
+                    None,
                     None,
                 )
             )
@@ -153,6 +158,7 @@ def scan(
                 "ok",
                 None,
                 str(tr.meta.get("title") or "") or None,
+                json.dumps(tr.broken) if tr.broken else None,
             )
         )
     missing = [sid for sid in known if sid not in files and known[sid]["status"] != "missing"]
@@ -184,6 +190,7 @@ def all_sessions(conn: sqlite3.Connection) -> list[SessionInfo]:
             r["last_turn_ts"],
             r["last_activity"],
             r["title"],
+            tuple(json.loads(r["broken"])) if r["broken"] else (),
         )
         for r in rows
     ]

@@ -356,8 +356,8 @@ def _all_rejected(caller: Caller) -> tuple[str, str] | None:
 def _steps(run: Run, health: dict[str, Any] | None) -> tuple[str, str | None]:
     sessions = catalog.scan(run.ws, run.conn, run.settings, run.cache)
     for s in sessions:
-        if s.status == "unreadable":
-            run.skipped.append({"session": s.id, "reason": f"unreadable: {s.error}"})
+        if s.status in ("unreadable", "unsupported"):
+            run.skipped.append({"session": s.id, "reason": f"{s.status}: {s.error}"})
     cands = catalog.candidates(run.conn, sessions)[:MAX_SESSIONS_PER_RUN]
     stop = run.caller.should_stop or (lambda: None)
     for done, info in enumerate(cands):

@@ -61,6 +61,13 @@ CREATE INDEX IF NOT EXISTS sess_budget_day ON sess_budget_calls (day);
 
 def ensure_schema(conn: sqlite3.Connection) -> None:
     conn.executescript(SCHEMA)
+    cols = {r[1] for r in conn.execute("PRAGMA table_info(sess_files)")}
+    if "broken" not in cols:  # file line numbers that are not JSON (a JSON list)
+        try:
+            conn.execute("ALTER TABLE sess_files ADD COLUMN broken TEXT")
+        except sqlite3.OperationalError as exc:  # another process added it first
+            if "duplicate column" not in str(exc).lower():
+                raise
 
 
 @contextlib.contextmanager

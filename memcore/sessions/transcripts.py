@@ -23,6 +23,14 @@ from memcore.errors import InputError
 SNIFF_LINES = 20
 
 
+class UnsupportedFormat(InputError):
+    """A readable JSON Lines file in a transcript format memcore does not read (yet)."""
+
+    def __init__(self, message: str, guess: str) -> None:
+        super().__init__(message)
+        self.guess = guess
+
+
 @dataclass(frozen=True)
 class Message:
     index: int
@@ -43,6 +51,7 @@ class Transcript:
     messages: list[Message]
     meta: dict[str, Any] = field(default_factory=dict)
     summaries: list[str] = field(default_factory=list)  # Claude Code compaction summaries
+    broken: list[int] = field(default_factory=list)  # file line numbers that are not JSON
 
     @property
     def independent(self) -> bool:
@@ -116,8 +125,9 @@ def read_transcript(path: Path) -> Transcript:
     except UnicodeDecodeError as exc:
         raise InputError(f"{path}: not valid UTF-8 (byte {exc.start})") from None
     meta, body = _split_front_matter(text)
+    first_line = text[: len(text) - len(body)].count("\n") + 1  # file line of the body's first
     records: list[dict[str, Any]] = []
-    bad = 0
+    broken: list[int] = []
     lines = body.splitlines()
     for n, line in enumerate(lines):
         line = line.strip()
@@ -129,21 +139,53 @@ def read_transcript(path: Path) -> Transcript:
             # a half-written last line is normal for a live transcript
             if n == len(lines) - 1 and not body.endswith("\n"):
                 continue
-            bad += 1
+            broken.append(first_line + n)
             continue
         if isinstance(rec, dict):
             records.append(rec)
         else:
-            bad += 1
+            broken.append(first_line + n)
+    bad = len(broken)
     if bad and bad * 10 > len(records):  # mostly garbage: refuse rather than guess
         raise InputError(f"{path}: {bad} of {bad + len(records)} lines are not JSON objects")
+    guess = unsupported_guess(records)
+    if guess is not None:
+        raise UnsupportedFormat(
+            f"{path}: unsupported transcript format (looks like {guess})", guess
+        )
     fmt = sniff(records)
     tr = _claude_code(records) if fmt == "claude-code" else _plain(records)
+    tr.broken = broken
+    if fmt == "plain" and records and not tr.messages and not _meta_only(records):
+        raise UnsupportedFormat(
+            f"{path}: unsupported transcript format (no record reads as a message)", "unknown"
+        )
     for rec in records[:SNIFF_LINES]:
         if rec.get("type") in ("memcore", "session_meta") and isinstance(rec.get("meta"), dict):
             meta = {**rec["meta"], **meta}
     tr.meta = meta
     return tr
+
+
+_CODEX_TYPES = ("session_meta", "response_item", "event_msg", "turn_context", "compacted")
+
+
+def unsupported_guess(records: list[dict[str, Any]]) -> str | None:
+    """A name for a known format memcore does not read, from the early records: a Codex CLI
+    rollout log (``type`` + ``payload``), or OpenAI chat messages with tool calls (``content:
+    null`` beside ``tool_calls``, ``tool_call_id``)."""
+    for rec in records[:SNIFF_LINES]:
+        if rec.get("type") in _CODEX_TYPES and isinstance(rec.get("payload"), dict):
+            return "a Codex CLI log"
+        if "role" in rec and (
+            "tool_calls" in rec or "tool_call_id" in rec or rec.get("content", "") is None
+        ):
+            return "OpenAI chat messages with tool calls"
+    return None
+
+
+def _meta_only(records: list[dict[str, Any]]) -> bool:
+    return all(r.get("type") in ("memcore", "session_meta", "summary") for r in records)
 
 
 def sniff(records: list[dict[str, Any]]) -> str:
