@@ -1,20 +1,22 @@
 """Readable markdown copies of the short memories in ``memory/summaries/``.
 
 The files are regenerated from the database (and say so at their top); a file is rewritten
-only when its content changes.
+only when its content changes, as one journaled run per session dream (kind ``sessions``), so
+``memcore undo`` puts the previous files back like any other change memcore makes.
 """
 
 from __future__ import annotations
 
 import re
 import sqlite3
+from datetime import datetime
 from pathlib import Path
 
 from memcore.redact import redact
 from memcore.sessions.catalog import all_sessions
 from memcore.sessions.settings import project_id
 from memcore.sessions.store import Version, latest, latest_all
-from memcore.workspace.core import Workspace, atomic_write_text
+from memcore.workspace.core import Workspace
 
 SUMMARIES_DIR = "summaries"
 HEADER = (
@@ -81,8 +83,20 @@ def exported_refs(ws: Workspace) -> list[str]:
     return refs
 
 
-def export_summaries(ws: Workspace, conn: sqlite3.Connection) -> list[str]:
-    """Write changed files; the workspace-relative paths written."""
+def export_summaries(
+    ws: Workspace,
+    conn: sqlite3.Connection,
+    *,
+    now: datetime,
+    trigger: str = "command",
+    session_run: str | None = None,
+    lock_timeout: float = 30.0,
+) -> tuple[list[str], str | None]:
+    """Write the changed files as one journaled run (``memcore history`` lists it, ``memcore
+    undo`` puts the files back). Returns (workspace-relative paths written, journal run id);
+    nothing changed: ([], None). Raises LockBusy when the workspace lock stays busy."""
+    from memcore.journal import runs as journal_runs
+    from memcore.journal import wal
     from memcore.sessions.userdb import open_user_db
 
     user = open_user_db()
@@ -91,7 +105,7 @@ def export_summaries(ws: Workspace, conn: sqlite3.Connection) -> list[str]:
     finally:
         user.close()
     out = summaries_dir(ws)
-    written = []
+    writes: dict[Path, bytes | None] = {}
     for name, text in render(ws, conn, gv).items():
         path = out / name
         try:
@@ -99,6 +113,20 @@ def export_summaries(ws: Workspace, conn: sqlite3.Connection) -> list[str]:
                 continue
         except (OSError, UnicodeDecodeError):
             pass
-        atomic_write_text(path, text)
-        written.append(ws.rel(path))
-    return written
+        writes[path] = text.encode("utf-8")
+    if not writes:
+        return [], None
+    out.mkdir(parents=True, exist_ok=True)
+    journal_runs.ensure_schema(conn)
+    run_id = journal_runs.new_run_id(now)
+    counters: dict[str, object] = {"files": len(writes)}
+    if session_run:
+        counters["sessionRun"] = session_run
+    with ws.lock(lock_timeout):
+        written = wal.commit_run(
+            ws,
+            conn,
+            wal.RunSpec(run_id, "sessions", "apply", now, trigger, counters=counters),
+            writes,
+        )
+    return written, run_id

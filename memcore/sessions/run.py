@@ -22,6 +22,7 @@ from memcore.errors import (
     InputError,
     LeaseLost,
     LLMError,
+    LockBusy,
     MemcoreError,
     RunStopped,
     SourceChanged,
@@ -79,6 +80,8 @@ class Run:
     reviewed: list[str] = field(default_factory=list)
     deferred: list[str] = field(default_factory=list)  # steps left to the next run, with why
     rebuilt: list[dict[str, Any]] = field(default_factory=list)  # made again without leavers
+    exported: dict[str, Any] | None = None  # files of memory/summaries/ and their journal run
+    trigger: str = "manual"
     progress: Progress | None = None
 
     @property
@@ -289,6 +292,7 @@ def execute(
         now,
         user=user,
         global_wait=max(600.0, 4 * timeout),
+        trigger=trigger,
         progress=progress,
     )
     status, error = "ok", None
@@ -409,7 +413,19 @@ def _steps(run: Run, health: dict[str, Any] | None) -> tuple[str, str | None]:
         _global_step(run, project)
     from memcore.sessions.export import export_summaries
 
-    export_summaries(run.ws, run.conn)
+    try:
+        files, journal_run = export_summaries(
+            run.ws,
+            run.conn,
+            now=run.caller.clock(),
+            trigger="schedule" if run.trigger == "auto" else "command",
+            session_run=run.caller.run_id,
+        )
+    except LockBusy:
+        run.deferred.append("export: the workspace lock stayed busy; the next run exports")
+    else:
+        if journal_run:
+            run.exported = {"files": files, "journal_run": journal_run}
     return "ok", None
 
 
@@ -486,6 +502,7 @@ def _finish(
             "skipped": run.skipped,
             "deferred": run.deferred,
             "rebuilt": run.rebuilt,
+            "exported": run.exported,
             "checked": run.caller.checked,
             "queued": [s.id for s in queued],
             "tokens": run.caller.stats.as_dict(),
