@@ -97,6 +97,51 @@ def format_report(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+@sessions_group.command("forget")
+@click.argument("ref")
+@click.option("--text", "text", required=True, help="The text to forget (lines holding it go).")
+@click.option(
+    "--purge",
+    is_flag=True,
+    help="Also remove it from older versions, previews, exports and their journal copies.",
+)
+@json_option
+def forget_cmd(ref: str, text: str, purge: bool, as_json: bool) -> None:
+    """Correct a short memory: a new version without the lines that hold TEXT.
+
+    REF is a memory reference (session:ID@vN, project:ID@vN, global@vN) or one without
+    @vN for the latest version. With --purge (a secret found later) the text is also replaced
+    by [purged] everywhere memcore kept it; the result says what was removed.
+
+    \b
+    Examples:
+      memcore sessions forget session:5b7c2e0a --text "staging password"
+      memcore sessions forget global --text "hunter2" --purge --json
+    """
+    from memcore.sessions.correct import forget
+    from memcore.workspace.clock import utcnow
+
+    out = forget(current_workspace(), ref, text, purge=purge, now=utcnow())
+    if as_json:
+        echo_json(out)
+        return
+    lines = [
+        f"{out['memory']}: {out['removed_lines']} line(s) removed"
+        + (f", new version {out['version']}" if out["version"] else "")
+    ]
+    if purge:
+        lines.append(
+            f"purged from {len(out['purged_versions'])} version(s):"
+            f" {', '.join(out['purged_versions']) or 'none'};"
+            f" {out['purged_previews']} source preview(s);"
+            f" {out['purged_journal_copies']} journal copy(ies) of exports"
+        )
+        lines.append(f"left alone: {out['left_alone']}")
+    if out["exports"]:
+        lines.append(f"exports rewritten: {', '.join(out['exports'])} (run {out['journal_run']})")
+    click.echo("\n".join(lines))
+
+
 @sessions_group.command("status")
 @json_option
 def status_cmd(as_json: bool) -> None:
