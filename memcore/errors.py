@@ -20,7 +20,8 @@ tool error. Subclasses inherit both unless they say otherwise.
     │   ├── UnknownWorkspace  exit 1   HTTP 404  the gateway does not serve that workspace
     │   ├── StalePlan ....... exit 1   HTTP 409  MEMORY.md changed between plan and apply
     │   ├── LossBoundExceeded exit 1   HTTP 400  a run would remove too much of MEMORY.md
-    │   └── UndoConflict .... exit 1   HTTP 409  a later edit conflicts with an undo
+    │   ├── UndoConflict .... exit 1   HTTP 409  a later edit conflicts with an undo
+    │   └── UnsupportedFormat exit 1   HTTP 400  a transcript in a format memcore does not read
     ├── LockBusy ............ exit 75  HTTP 409  another process holds the workspace lock
     ├── Busy ................ exit 75  HTTP 409  a gateway run of this workspace is in progress
     ├── PortInUse ........... exit 1   HTTP 500  the gateway's address cannot be bound
@@ -130,6 +131,15 @@ class UndoConflict(InputError):
     """A later edit conflicts with the undo; nothing was changed."""
 
     http_status = 409
+
+
+class UnsupportedFormat(InputError):
+    """A readable JSON Lines transcript in a format memcore does not read (yet); ``guess``
+    names what it looks like."""
+
+    def __init__(self, message: str, guess: str = "unknown") -> None:
+        super().__init__(message)
+        self.guess = guess
 
 
 class LockBusy(MemcoreError):

@@ -8,10 +8,11 @@ import json
 
 import pytest
 
+from memcore.errors import UnsupportedFormat
 from memcore.judge.llm import ExtractiveLLM
 from memcore.sessions import status
 from memcore.sessions.run import execute
-from memcore.sessions.transcripts import UnsupportedFormat, read_transcript
+from memcore.sessions.transcripts import read_transcript
 from memcore.workspace.core import Workspace
 from tests.conftest import invoke
 from tests.test_sessions_dream import NOW

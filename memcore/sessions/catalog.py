@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from memcore.errors import InputError
+from memcore.errors import InputError, UnsupportedFormat
 from memcore.sessions.binding import bound_files
 from memcore.sessions.settings import SessionsSettings
 from memcore.sessions.store import progress, transaction
-from memcore.sessions.transcripts import Transcript, UnsupportedFormat, read_transcript
+from memcore.sessions.transcripts import Transcript, read_transcript
 from memcore.workspace.clock import iso_ms, parse_iso
 from memcore.workspace.core import Workspace
 

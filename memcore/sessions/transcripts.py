@@ -18,17 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memcore.errors import InputError
+from memcore.errors import InputError, UnsupportedFormat
 
 SNIFF_LINES = 20
-
-
-class UnsupportedFormat(InputError):
-    """A readable JSON Lines file in a transcript format memcore does not read (yet)."""
-
-    def __init__(self, message: str, guess: str) -> None:
-        super().__init__(message)
-        self.guess = guess
 
 
 @dataclass(frozen=True)
