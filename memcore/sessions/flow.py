@@ -22,6 +22,7 @@ from memcore.sessions.store import (
     get_version,
     insert_version,
     latest,
+    publish_version,
     set_uplink,
     transaction,
     uplinks,
@@ -104,7 +105,7 @@ def flow_up(
                 srcs = [Source("memory", s.ref, preview=by_id[s.id].text[:200]) for s in batch]
                 if base is not None:
                     srcs.insert(0, Source("previous", base.ref, preview=base.text[:200]))
-                v = insert_version(
+                v, new = publish_version(
                     conn,
                     level,
                     owner,
@@ -114,7 +115,8 @@ def flow_up(
                     run_id=caller.run_id,
                     model=caller.llm.name,
                 )
-                written.append(v.ref)
+                if new:
+                    written.append(v.ref)
             for s in batch:
                 child = by_id[s.id]
                 set_uplink(conn, level, owner, child_key(child), child.version)

@@ -40,9 +40,9 @@ from memcore.sessions.settings import SessionsSettings, project_id, sessions_set
 from memcore.sessions.store import (
     Source,
     ensure_schema,
-    insert_version,
     latest,
     progress,
+    publish_version,
     set_progress,
     set_state,
     transaction,
@@ -185,7 +185,7 @@ def _review(run: Run, info: catalog.SessionInfo, tr: Transcript, *, raw: bool) -
                 ]
                 if cur is not None:
                     srcs.insert(0, Source("previous", cur.ref, preview=cur.text))
-                v = insert_version(
+                v, new = publish_version(
                     run.conn,
                     "session",
                     info.id,
@@ -195,7 +195,8 @@ def _review(run: Run, info: catalog.SessionInfo, tr: Transcript, *, raw: bool) -
                     run_id=run.caller.run_id,
                     model=run.caller.llm.name,
                 )
-                run.wrote.append(v.ref)
+                if new:
+                    run.wrote.append(v.ref)
             set_progress(run.conn, info.id, run.now_iso, **{marker: through})
         pos = through
     if not units and end > start:  # nothing worth a call (e.g. only tool traffic): mark as read

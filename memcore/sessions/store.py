@@ -208,6 +208,49 @@ def insert_version(
     return Version(mid, level, owner, version, text, now_iso, model)
 
 
+def publish_version(
+    conn: sqlite3.Connection,
+    level: str,
+    owner: str,
+    text: str,
+    sources: list[Source],
+    *,
+    now_iso: str,
+    run_id: str | None,
+    model: str | None,
+) -> tuple[Version, bool]:
+    """One published version per memory per run, however many batches it takes: when the
+    latest version was made by this same run, it grows (its text replaced, the new sources
+    appended) instead of a new version being added. Returns (version, whether it is new).
+    Call inside ``transaction``; a version is fixed once its run has moved on."""
+    row = conn.execute(
+        "SELECT * FROM sess_memories WHERE level=? AND owner=? ORDER BY version DESC LIMIT 1",
+        (level, owner),
+    ).fetchone()
+    if row is None or run_id is None or row["run_id"] != run_id:
+        return (
+            insert_version(
+                conn, level, owner, text, sources, now_iso=now_iso, run_id=run_id, model=model
+            ),
+            True,
+        )
+    mid = int(row["id"])
+    conn.execute("UPDATE sess_memories SET text=?, created_at=? WHERE id=?", (text, now_iso, mid))
+    start = conn.execute(
+        "SELECT coalesce(max(seq), -1) + 1 FROM sess_memory_sources WHERE memory_id=?", (mid,)
+    ).fetchone()[0]
+    conn.executemany(
+        "INSERT INTO sess_memory_sources"
+        " (memory_id, seq, kind, ref, from_idx, to_idx, digest, preview)"
+        " VALUES (?,?,?,?,?,?,?,?)",
+        [
+            (mid, start + i, s.kind, s.ref, s.from_idx, s.to_idx, s.digest, redact(s.preview)[:200])
+            for i, s in enumerate(x for x in sources if x.kind != "previous")
+        ],
+    )
+    return Version(mid, level, owner, int(row["version"]), text, now_iso, model), False
+
+
 def version_sources(conn: sqlite3.Connection, memory_id: int) -> list[Source]:
     rows = conn.execute(
         "SELECT * FROM sess_memory_sources WHERE memory_id=? ORDER BY seq", (memory_id,)
