@@ -30,8 +30,19 @@ def sessions_group() -> None:
 @click.option(
     "--model", callback=not_empty, help="Model for this run ('extractive' for the offline one)."
 )
+@click.option(
+    "--session", "session", callback=not_empty, help="Dream only this session (its own memory)."
+)
+@click.option(
+    "--project",
+    "project",
+    callback=not_empty,
+    help="Dream only this project (this workspace's id): its sessions and project memory.",
+)
 @json_option
-def dream_cmd(automatic: bool, model: str | None, as_json: bool) -> None:
+def dream_cmd(
+    automatic: bool, model: str | None, session: str | None, project: str | None, as_json: bool
+) -> None:
     """Review finished sessions now and update the short memories.
 
     A manual run ignores the interval and the candidate count, never the lease: if another
@@ -42,6 +53,7 @@ def dream_cmd(automatic: bool, model: str | None, as_json: bool) -> None:
       memcore sessions dream
       memcore sessions dream --auto        # only when the automatic gates say so
       memcore sessions dream --model extractive --json
+      memcore sessions dream --session 2026-11-20-ledger-reversals
     """
     from memcore.judge.llm import make_llm
     from memcore.sessions import dream
@@ -49,6 +61,10 @@ def dream_cmd(automatic: bool, model: str | None, as_json: bool) -> None:
     from memcore.workspace.clock import utcnow
     from memcore.workspace.config import load_config
 
+    if session and project:
+        raise click.UsageError("--session and --project cannot be combined; pick one scope")
+    if automatic and (session or project):
+        raise click.UsageError("--auto runs every scope; drop --session / --project")
     ws = current_workspace()
     llm = make_llm(load_config(ws), model) if model else None
     stop = StopEvent()
@@ -61,6 +77,8 @@ def dream_cmd(automatic: bool, model: str | None, as_json: bool) -> None:
             clock=utcnow,
             progress=progress,
             stop=stop,
+            session=session,
+            project=project,
         )
     if as_json:
         echo_json(report)

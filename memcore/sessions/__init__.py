@@ -144,11 +144,14 @@ def dream(
     clock: Callable[[], datetime] | None = None,
     progress: Progress | None = None,
     stop: Any = None,
+    session: str | None = None,
+    project: str | None = None,
 ) -> dict[str, Any]:
     """Run a session dream. A manual run ignores the interval and the count, never the lease
     (LockBusy). An automatic run first checks ``due``; when not due it returns a report with
     status ``skipped`` and the reason. ``progress`` follows the sessions read; ``stop`` (a
-    ``control.StopEvent``) stops it at its next checkpoint."""
+    ``control.StopEvent``) stops it at its next checkpoint. ``session`` / ``project`` limit
+    the run to one scope (see ``execute``)."""
     from memcore.sessions.health import health_report
     from memcore.sessions.run import execute
 
@@ -166,6 +169,8 @@ def dream(
         health=health,
         progress=progress,
         stop=stop,
+        session=session,
+        project=project,
     )
 
 

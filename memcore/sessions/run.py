@@ -82,6 +82,7 @@ class Run:
     rebuilt: list[dict[str, Any]] = field(default_factory=list)  # made again without leavers
     exported: dict[str, Any] | None = None  # files of memory/summaries/ and their journal run
     trigger: str = "manual"
+    scope: dict[str, str] = field(default_factory=dict)  # {} | {"session": id} | {"project": id}
     progress: Progress | None = None
 
     @property
@@ -239,16 +240,31 @@ def execute(
     health: dict[str, Any] | None = None,
     progress: Progress | None = None,
     stop: StopEvent | None = None,
+    session: str | None = None,
+    project: str | None = None,
 ) -> dict[str, Any]:
     """Run a session dream now (the caller checked the gates). Raises LockBusy when another run
     holds the lease; otherwise returns the report, also for failed and stopped runs.
     ``progress`` is called as ``progress(label, done, total)`` around each session read;
     ``stop`` (set by a signal handler or another thread) stops the run at its next
-    checkpoint, see ``memcore.sessions.control``."""
+    checkpoint, see ``memcore.sessions.control``. ``session`` limits the run to that one
+    session's short memory (an independent session can be dreamed alone); ``project`` (this
+    workspace's project id) to its sessions and project memory, without the global step."""
     import json
+
+    if project is not None and project != project_id(ws):
+        raise InputError(
+            f"--project {project!r} is not this workspace's project; allowed: {project_id(ws)}"
+            " (run it in the workspace of that project)"
+        )
 
     cfg = load_config(ws)
     settings = sessions_settings(cfg)
+    if session is not None and session not in catalog.session_files(settings.sessions_dir(ws)):
+        raise InputError(
+            f"--session {session!r}: no such session in {settings.sessions_dir(ws)};"
+            " see `memcore recall sessions`"
+        )
     model = llm or make_llm(cfg, settings.model)
     clock = clock or (lambda: now)
     ws.ensure_dreams_dir()
@@ -295,6 +311,7 @@ def execute(
         global_wait=max(600.0, 4 * timeout),
         trigger=trigger,
         progress=progress,
+        scope={"session": session} if session else {"project": project} if project else {},
     )
     status, error = "ok", None
     lost = False
@@ -363,7 +380,9 @@ def _steps(run: Run, health: dict[str, Any] | None) -> tuple[str, str | None]:
     for s in sessions:
         if s.status in ("unreadable", "unsupported"):
             run.skipped.append({"session": s.id, "reason": f"{s.status}: {s.error}"})
-    cands = catalog.candidates(run.conn, sessions)[:MAX_SESSIONS_PER_RUN]
+    only = run.scope.get("session")
+    scoped = [s for s in sessions if s.id == only] if only is not None else sessions
+    cands = catalog.candidates(run.conn, scoped)[:MAX_SESSIONS_PER_RUN]
     stop = run.caller.should_stop or (lambda: None)
     for done, info in enumerate(cands):
         stop()
@@ -371,13 +390,16 @@ def _steps(run: Run, health: dict[str, Any] | None) -> tuple[str, str | None]:
         if _review_safely(run, info, raw=False):
             run.reviewed.append(info.id)
     report_progress(run.progress, SESSIONS_LABEL, len(cands), len(cands))
-    backlog = catalog.raw_backlog(run.conn, sessions, run.settings, run.now)
+    backlog = catalog.raw_backlog(run.conn, scoped, run.settings, run.now)
     backlog = backlog[:MAX_SESSIONS_PER_RUN]
     for done, info in enumerate(backlog):
         stop()
         report_progress(run.progress, BACKLOG_LABEL, done, len(backlog))
         _review_safely(run, info, raw=True)
     report_progress(run.progress, BACKLOG_LABEL, len(backlog), len(backlog))
+    if only is not None:  # one session's short memory; the levels above wait for a full run
+        run.deferred.append("project and global: not in this run's scope (--session)")
+        return _export(run)
     pid = project_id(run.ws)
     children = [
         v
@@ -410,8 +432,14 @@ def _steps(run: Run, health: dict[str, Any] | None) -> tuple[str, str | None]:
         sharing.mark_project(run.user, pid, "rebuilt")
         run.rebuilt.append({"memory": f"project:{pid}", "without": [g.as_dict() for g in gone]})
     project = latest(run.conn, "project", pid)
-    if project is not None:
+    if project is not None and not run.scope.get("project"):
         _global_step(run, project)
+    elif project is not None:
+        run.deferred.append("global: not in this run's scope (--project)")
+    return _export(run)
+
+
+def _export(run: Run) -> tuple[str, str | None]:
     from memcore.sessions.export import export_summaries
 
     try:
@@ -504,6 +532,7 @@ def _finish(
             "deferred": run.deferred,
             "rebuilt": run.rebuilt,
             "exported": run.exported,
+            "scope": run.scope,
             "checked": run.caller.checked,
             "queued": [s.id for s in queued],
             "tokens": run.caller.stats.as_dict(),
