@@ -52,8 +52,7 @@ def dream_cmd(
     Examples:
       memcore sessions dream
       memcore sessions dream --auto        # only when the automatic gates say so
-      memcore sessions dream --model extractive --json
-      memcore sessions dream --session 2026-11-20-ledger-reversals
+      memcore sessions dream --session 2026-11-20-ledger-reversals --json
     """
     from memcore.judge.llm import make_llm
     from memcore.sessions import dream
@@ -113,6 +112,139 @@ def format_report(report: dict[str, Any]) -> str:
     if report.get("queued"):
         lines.append(f"queued for a later run: {len(report['queued'])} sessions")
     return "\n".join(lines)
+
+
+def _jobs_db() -> Any:
+    from memcore.sessions.store import ensure_schema
+    from memcore.workspace.db import connect
+
+    ws = current_workspace()
+    ws.ensure_dreams_dir()
+    conn = connect(ws.db_path)
+    ensure_schema(conn)
+    return conn
+
+
+def _job_line(j: dict[str, Any]) -> str:
+    scope = ", ".join(f"{k} {v}" for k, v in (j["scope"] or {}).items()) or "all sessions"
+    p = j["progress"] or {}
+    prog = f"{p.get('step', '')} {p.get('done', 0)}/{p.get('total', 0)}" if p else ""
+    line = (
+        f"{j['id']}  {j['status']:8} {scope}  {prog}  calls {j['calls']}, tokens {j['tokens']}"
+        f"  started {j['started_at']}"
+    )
+    if j["error"]:
+        line += f"\n    reason: {j['error']}"
+    if j["stop_requested"] and j["status"] == "running":
+        line += "\n    stop asked; it stops at its next checkpoint"
+    return line
+
+
+@sessions_group.command("jobs")
+@json_option
+def jobs_cmd(as_json: bool) -> None:
+    """Session dream runs as jobs: running first, then the latest (kept 30 days).
+
+    Each shows its scope, progress (sessions done / total, calls, tokens charged) and, for a
+    failed or stopped one, the reason.
+
+    \b
+    Examples:
+      memcore sessions jobs
+      memcore sessions jobs --json
+    """
+    from memcore.sessions.control import jobs
+
+    conn = _jobs_db()
+    try:
+        out = jobs(conn)
+    finally:
+        conn.close()
+    if as_json:
+        echo_json({"jobs": out})
+        return
+    click.echo("\n".join(_job_line(j) for j in out) or "no session dream has run yet")
+
+
+@sessions_group.command("stop")
+@click.argument("run_id")
+@json_option
+def stop_cmd(run_id: str, as_json: bool) -> None:
+    """Stop a running session dream (from any process): it keeps what it finished.
+
+    \b
+    Examples:
+      memcore sessions stop 3f2a9c
+      memcore sessions stop 3f2a9c --json
+    """
+    from memcore.errors import InputError
+    from memcore.sessions.control import job, request_stop
+
+    conn = _jobs_db()
+    try:
+        j = job(conn, run_id)
+        if j["status"] != "running":
+            raise InputError(f"session dream {j['id']} is {j['status']}, not running")
+        request_stop(conn, str(j["id"]), "memcore sessions stop")
+    finally:
+        conn.close()
+    if as_json:
+        echo_json({"id": j["id"], "stop_requested": True})
+    else:
+        click.echo(f"asked {j['id']} to stop; it stops at its next checkpoint")
+
+
+@sessions_group.command("retry")
+@click.argument("run_id")
+@click.option(
+    "--model", callback=not_empty, help="Model for this run ('extractive' for the offline one)."
+)
+@json_option
+def retry_cmd(run_id: str, model: str | None, as_json: bool) -> None:
+    """Run a failed or stopped session dream again in its scope; it continues from the saved
+    progress (finished sources are never read again).
+
+    \b
+    Examples:
+      memcore sessions retry 3f2a9c
+      memcore sessions retry 3f2a9c --model extractive --json
+    """
+    from memcore.errors import InputError
+    from memcore.judge.llm import make_llm
+    from memcore.sessions import dream
+    from memcore.sessions.control import StopEvent, job, stop_on_sigterm
+    from memcore.workspace.clock import utcnow
+    from memcore.workspace.config import load_config
+
+    conn = _jobs_db()
+    try:
+        j = job(conn, run_id)
+    finally:
+        conn.close()
+    if j["status"] == "running":
+        raise InputError(f"session dream {j['id']} is still running; stop it first")
+    scope: dict[str, str] = dict(j["scope"] or {})  # type: ignore[call-overload]
+    ws = current_workspace()
+    llm = make_llm(load_config(ws), model) if model else None
+    stop = StopEvent()
+    with progress_bar() as progress, stop_on_sigterm(stop):
+        report = dream(
+            ws,
+            now=utcnow(),
+            llm=llm,
+            clock=utcnow,
+            progress=progress,
+            stop=stop,
+            session=scope.get("session"),
+            project=scope.get("project"),
+        )
+    report["retry_of"] = j["id"]
+    if as_json:
+        echo_json(report)
+    else:
+        click.echo(f"retry of {j['id']}\n" + format_report(report))
+    if report.get("status") in ("failed", "stopped"):
+        raise SystemExit(1)
 
 
 @sessions_group.command("forget")

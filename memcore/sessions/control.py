@@ -23,14 +23,15 @@ _lock = threading.Lock()
 
 
 def ensure_control_columns(conn: sqlite3.Connection) -> None:
-    """Add ``stop_requested`` to a runs table made before it existed."""
+    """Add ``stop_requested``, ``scope`` and ``progress`` to a runs table made before them."""
     cols = {r[1] for r in conn.execute("PRAGMA table_info(sess_runs)")}
-    if "stop_requested" not in cols:
-        try:
-            conn.execute("ALTER TABLE sess_runs ADD COLUMN stop_requested TEXT")
-        except sqlite3.OperationalError as exc:
-            if "duplicate column" not in str(exc).lower():
-                raise
+    for col in ("stop_requested", "scope", "progress"):
+        if col not in cols:
+            try:
+                conn.execute(f"ALTER TABLE sess_runs ADD COLUMN {col} TEXT")
+            except sqlite3.OperationalError as exc:
+                if "duplicate column" not in str(exc).lower():
+                    raise
 
 
 def _key(root: Path) -> str:
@@ -117,3 +118,56 @@ def stop_on_sigterm(event: StopEvent) -> Iterator[None]:
     finally:
         for s, h in old.items():
             signal.signal(s, h)
+
+
+# -- jobs: the runs as a user sees them ---------------------------------------------------
+
+
+def jobs(conn: sqlite3.Connection, limit: int = 20) -> list[dict[str, object]]:
+    """Recent runs, running first: scope, status, progress (sessions done / total, calls,
+    tokens), failure reason, and whether a stop was asked."""
+    import json
+
+    ensure_control_columns(conn)
+    rows = conn.execute(
+        "SELECT * FROM sess_runs ORDER BY status = 'running' DESC, started_at DESC, rowid DESC"
+        " LIMIT ?",
+        (limit,),
+    ).fetchall()
+    out: list[dict[str, object]] = []
+    for r in rows:
+        report = json.loads(r["report"]) if r["report"] else {}
+        progress = json.loads(r["progress"]) if r["progress"] else {}
+        tokens = report.get("tokens") or {}
+        out.append(
+            {
+                "id": r["id"],
+                "status": r["status"],
+                "trigger": r["trigger"],
+                "scope": json.loads(r["scope"]) if r["scope"] else {},
+                "started_at": r["started_at"],
+                "finished_at": r["finished_at"],
+                "progress": progress,
+                "calls": tokens.get("calls", progress.get("calls", 0)),
+                "tokens": tokens.get("charged", progress.get("tokens", 0)),
+                "error": r["error"],
+                "stop_requested": r["stop_requested"],
+            }
+        )
+    return out
+
+
+def job(conn: sqlite3.Connection, run_id: str) -> dict[str, object]:
+    """One run by id (a unique prefix is enough); InputError when there is none."""
+    from memcore.errors import InputError
+
+    ensure_control_columns(conn)
+    rows = conn.execute(
+        "SELECT id FROM sess_runs WHERE id LIKE ? ESCAPE '\\'",
+        (run_id.replace("%", "\\%").replace("_", "\\_") + "%",),
+    ).fetchall()
+    if len(rows) != 1:
+        what = "no session dream" if not rows else f"{len(rows)} session dreams"
+        raise InputError(f"{run_id!r}: {what} with that id; see `memcore sessions jobs`")
+    full = rows[0][0]
+    return next(j for j in jobs(conn, 10_000) if j["id"] == full)

@@ -32,7 +32,7 @@ from memcore.redact import redact
 from memcore.sessions import catalog, sharing
 from memcore.sessions.budget import split_utf8
 from memcore.sessions.calls import Caller
-from memcore.sessions.control import StopEvent, checker
+from memcore.sessions.control import StopEvent, checker, ensure_control_columns
 from memcore.sessions.flow import flow_up, latest_projects, mirror_project
 from memcore.sessions.lease import DEFAULT_TTL, GLOBAL_LEASE_NAME, Lease
 from memcore.sessions.prompts import RequestSource
@@ -281,10 +281,12 @@ def execute(
             " a process that stopped' WHERE status='running'",
             (iso_ms(now),),
         )
+        ensure_control_columns(conn)
+        scope = {"session": session} if session else {"project": project} if project else {}
         conn.execute(
-            "INSERT INTO sess_runs (id, started_at, status, trigger, holder)"
-            " VALUES (?,?, 'running', ?, ?)",
-            (run_id, iso_ms(now), trigger, lease.holder),
+            "INSERT INTO sess_runs (id, started_at, status, trigger, holder, scope)"
+            " VALUES (?,?, 'running', ?, ?, ?)",
+            (run_id, iso_ms(now), trigger, lease.holder, json.dumps(scope)),
         )
     user = open_user_db()
     migrate_ledger(conn, user, str(ws.root))
@@ -311,7 +313,7 @@ def execute(
         global_wait=max(600.0, 4 * timeout),
         trigger=trigger,
         progress=progress,
-        scope={"session": session} if session else {"project": project} if project else {},
+        scope=scope,
     )
     status, error = "ok", None
     lost = False
@@ -386,17 +388,17 @@ def _steps(run: Run, health: dict[str, Any] | None) -> tuple[str, str | None]:
     stop = run.caller.should_stop or (lambda: None)
     for done, info in enumerate(cands):
         stop()
-        report_progress(run.progress, SESSIONS_LABEL, done, len(cands))
+        _progress(run, SESSIONS_LABEL, done, len(cands))
         if _review_safely(run, info, raw=False):
             run.reviewed.append(info.id)
-    report_progress(run.progress, SESSIONS_LABEL, len(cands), len(cands))
+    _progress(run, SESSIONS_LABEL, len(cands), len(cands))
     backlog = catalog.raw_backlog(run.conn, scoped, run.settings, run.now)
     backlog = backlog[:MAX_SESSIONS_PER_RUN]
     for done, info in enumerate(backlog):
         stop()
-        report_progress(run.progress, BACKLOG_LABEL, done, len(backlog))
+        _progress(run, BACKLOG_LABEL, done, len(backlog))
         _review_safely(run, info, raw=True)
-    report_progress(run.progress, BACKLOG_LABEL, len(backlog), len(backlog))
+    _progress(run, BACKLOG_LABEL, len(backlog), len(backlog))
     if only is not None:  # one session's short memory; the levels above wait for a full run
         run.deferred.append("project and global: not in this run's scope (--session)")
         return _export(run)
@@ -437,6 +439,19 @@ def _steps(run: Run, health: dict[str, Any] | None) -> tuple[str, str | None]:
     elif project is not None:
         run.deferred.append("global: not in this run's scope (--project)")
     return _export(run)
+
+
+def _progress(run: Run, label: str, done: int, total: int) -> None:
+    """Tell the caller's progress bar, and record it on the run row for ``sessions jobs``."""
+    import json
+
+    report_progress(run.progress, label, done, total)
+    stats = run.caller.stats
+    value = {"step": label, "done": done, "total": total, "calls": stats.calls}
+    value["tokens"] = stats.charged
+    run.conn.execute(
+        "UPDATE sess_runs SET progress=? WHERE id=?", (json.dumps(value), run.caller.run_id)
+    )
 
 
 def _export(run: Run) -> tuple[str, str | None]:
