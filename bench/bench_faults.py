@@ -1,12 +1,15 @@
 """Crash safety of write-ahead runs, undo fidelity, and the cost of the journal.
 
-    python bench/bench_faults.py [--scenarios promote,dream-apply,dream-auto,undo]
+    python bench/bench_faults.py [--scenarios promote,dream-apply,dream-auto,undo,import,
+                                              restore,memory-set]
                                  [--random 20] [--stride 1] [--entries 20000] [--skip-cost]
 
 Crash safety. On a copy of a prepared workspace (MEMORY.md with a near-duplicate pair and a
 stale session note, a recall store with three promotable recalls), each scenario's command
-(``memory promote --apply``, ``dream --apply --yes``, ``dream --auto``, and ``undo`` of a
-``dream --auto`` run) is first traced once with strace to list its mutating system calls
+(``memory promote --apply``, ``dream --apply --yes``, ``dream --auto``, ``undo`` of a
+``dream --auto`` run, ``import FILE --apply`` of a five-row JSONL file, ``restore VERSION``
+back to the version before a ``dream --auto`` merge, and ``memory set ID --pin``) is first
+traced once with strace to list its mutating system calls
 (write/pwrite64 to a file, rename, unlink, link, fsync, fdatasync, ftruncate, mkdir, and openat
 with a write or create flag). Then, for each of them in turn, a fresh copy is run with strace
 injecting SIGKILL just before that call (``-e inject=SYSCALL:signal=KILL:when=N``), plus
@@ -125,7 +128,8 @@ def read(path: Path) -> bytes | None:
 class Scenario:
     name: str
     args: list[str]
-    setup: Callable[[Workspace], None] = lambda ws: None
+    # prepares the template workspace; returns the command's arguments when they depend on it
+    setup: Callable[[Workspace], list[str] | None] = lambda ws: None
     template: Path = Path()
     before: bytes = b""
     after: bytes = b""
@@ -138,11 +142,46 @@ def _setup_undo(ws: Workspace) -> None:
     assert code == 0, out
 
 
+# Every row has its created_at (as a mem0 export does): a row without one is dated at the
+# moment of the import, so a rerun after a kill would rightly write a different marker.
+IMPORT_ROWS = (
+    {"text": "The payments API rate limit is 100 requests per second.", "type": "fact"},
+    {"memory": "Prefer squash merges on the main repository.", "type": "convention"},
+    {"text": "The on-call handover is on Mondays at 10:00.", "importance": 0.8},
+    {"text": "Staging certificates renew on the first of the month.", "pinned": True},
+    {"content": "The data team reviews schema changes.", "scope": "project"},
+)
+IMPORT_ROWS = tuple(
+    {**r, "created_at": f"2026-10-0{i + 1}T09:00:00Z"} for i, r in enumerate(IMPORT_ROWS)
+)
+
+
+def _setup_import(ws: Workspace) -> list[str]:
+    """A JSONL export beside (not inside) the workspace; the command imports it."""
+    path = ws.root.parent / "import.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in IMPORT_ROWS), encoding="utf-8")
+    return ["import", str(path), "--apply"]
+
+
+def _setup_restore(ws: Workspace) -> list[str]:
+    """A merge run, so there is an older MEMORY.md version to restore."""
+    code, out = run_cli(ws, "dream", "--auto", "--only", "merge")
+    assert code == 0, out
+    return ["restore", str(_oldest_version(ws))]
+
+
+def _setup_set(ws: Workspace) -> list[str]:
+    return ["memory", "set", _first_id(ws), "--pin"]
+
+
 SCENARIOS = {
     "promote": Scenario("promote", ["memory", "promote", "--apply"]),
     "dream-apply": Scenario("dream-apply", ["dream", "--apply", "--yes"]),
     "dream-auto": Scenario("dream-auto", ["dream", "--auto"]),
     "undo": Scenario("undo", ["undo"], _setup_undo),
+    "import": Scenario("import", [], _setup_import),
+    "restore": Scenario("restore", [], _setup_restore),
+    "memory-set": Scenario("memory-set", [], _setup_set),
 }
 
 
@@ -175,7 +214,9 @@ def build(sc: Scenario, tmp: Path, base: Path) -> None:
     sc.template = tmp / f"template-{sc.name}"
     shutil.copytree(base, sc.template)
     ws = Workspace(sc.template)
-    sc.setup(ws)
+    args = sc.setup(ws)
+    if args is not None:
+        sc.args = args
     sc.before = ws.memory_md.read_bytes()
     clean = fresh(sc, tmp, "clean")
     trace = tmp / "trace.txt"
@@ -199,6 +240,8 @@ def build(sc: Scenario, tmp: Path, base: Path) -> None:
     )
     sc.seconds = time.perf_counter() - t0
     sc.after = clean.memory_md.read_bytes()
+    if sc.after == sc.before:
+        raise SystemExit(f"{sc.name}: {' '.join(sc.args)} changed nothing to crash")
     sc.points = mutating_points(trace)
 
 
@@ -464,7 +507,9 @@ def journal_cost(entries: int, runs: int, tmp: Path) -> dict[str, Any]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--scenarios", default="promote,dream-apply,dream-auto,undo")
+    ap.add_argument(
+        "--scenarios", default="promote,dream-apply,dream-auto,undo,import,restore,memory-set"
+    )
     ap.add_argument("--random", type=int, default=20, help="random kills per scenario")
     ap.add_argument("--stride", type=int, default=1, help="every N-th kill point only")
     ap.add_argument("--entries", type=int, default=20000)

@@ -116,3 +116,54 @@ def test_secrets_are_redacted_and_unreadable_files_fail(ws: Workspace, tmp_path:
     assert "not valid JSON" in res.stderr
     res = invoke(ws, str(tmp_path / "missing.json"))
     assert res.exit_code == 1 and "no such file" in res.stderr
+
+
+_KILL_BEFORE_DONE = """
+import os, signal, sys
+from datetime import UTC, datetime
+from pathlib import Path
+from memcore.dream import imports
+from memcore.recall import ledger
+from memcore.workspace.core import Workspace
+
+def die(*args, **kwargs):
+    os.kill(os.getpid(), signal.SIGKILL)
+
+ledger.save = die  # the closing transaction: MEMORY.md is written, the run not yet done
+ws = Workspace(Path(sys.argv[1]))
+now = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
+plan = imports.read_import(ws, Path(sys.argv[2]), now=now)
+imports.apply_import(ws, plan, now=now)
+"""
+
+
+def test_apply_after_a_killed_import_rolls_it_back_and_imports_again(
+    ws: Workspace, tmp_path: Path
+) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    ws.memory_md.write_text("# Long-Term Memory\n\n- Keep it short.\n", encoding="utf-8")
+    src = tmp_path / "export.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in ROWS), encoding="utf-8")
+    before = ws.memory_md.read_bytes()
+    proc = subprocess.run(
+        [sys.executable, "-c", _KILL_BEFORE_DONE, str(ws.root), str(src)],
+        capture_output=True,
+        timeout=60,
+    )
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    assert b"port 8080" in ws.memory_md.read_bytes()  # on disk, but its run is pending
+    res = invoke(ws, str(src), "--apply")
+    assert res.exit_code == 0, res.output
+    assert "Imported 2 entries" in res.output  # not mistaken for two duplicates
+    with tables.connect(ws) as conn:
+        statuses = [r["status"] for r in journal.runs(conn, 10)]
+    assert statuses == ["applied", "rolled_back"]
+    assert not ws.pending_run_path.exists()
+    assert ws.memory_md.read_text(encoding="utf-8").count("port 8080") == 1
+    assert invoke(ws, "--apply", str(src)).exit_code == 0  # nothing left to import
+    res = CliRunner().invoke(cli, ["-w", str(ws.root), "undo"])
+    assert res.exit_code == 0, res.output
+    assert ws.memory_md.read_bytes() == before

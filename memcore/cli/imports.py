@@ -48,6 +48,8 @@ def import_cmd(
 
     ws = current_workspace()
     now = utcnow()
+    if do_apply:
+        imports.roll_back_interrupted(ws)  # so a killed import's rows are not duplicates
     if source is None or source == "mem0":
         plan = imports.read_import(ws, file, now=now)
     else:

@@ -18,7 +18,8 @@ Other keys (ids, user ids, hashes, metadata) are ignored. Text goes through
 :func:`memcore.redact.redact` and is folded to one line. A row whose text MEMORY.md already
 holds, or an earlier row of the file, is skipped as a duplicate.
 
-:func:`read_import` validates every row and never writes; :func:`apply_import` appends the
+:func:`read_import` validates every row and never writes (:func:`roll_back_interrupted` is
+called first before an apply); :func:`apply_import` appends the
 entries under one ``## Imported (date)`` heading and saves their ledger rows, as one journaled
 run (``memcore undo`` takes it back). Nothing is written while any row is invalid, unless the
 caller asks to skip invalid rows.
@@ -290,6 +291,13 @@ def plan_records(
         have.add(got.id)
         plan.rows.append(got)
     return plan
+
+
+def roll_back_interrupted(ws: Workspace, lock_timeout: float = 10.0) -> None:
+    """Before ``import --apply`` reads its rows: roll back a run that was interrupted, so the
+    rows are checked against what the run will find under the lock (a killed import's
+    half-committed entries are not mistaken for duplicates)."""
+    wal.recover_pending(ws, lock_timeout)
 
 
 def appended_text(source: str, rows: list[ImportRow], now: datetime) -> str:
