@@ -61,6 +61,9 @@ TRANSIENT = {
     "memory/.dreams/memcore.sqlite-shm",
     "memory/.dreams/memcore.sqlite-journal",
     "memory/.dreams/memcore.sqlite.checked",
+    # the pending-run marker stays when the full or read-only database could not record the
+    # rollback (the files are back); the checks after it see the next run finish it
+    "memory/.dreams/journal.pending",
 }
 ENOSPC_CALLS = {
     "write",

@@ -16,7 +16,9 @@ workspace lock (any command, the gateway at start) sees the marker and calls :fu
 which puts every file of a ``pending`` run back to its preimage (a file already back, or never
 written, is left alone; a file that is neither the run's before nor its after image was
 changed by someone else and is left alone too, with a warning) and marks the run
-``rolled_back``. So after a kill at any point the journal describes what is on disk: the run
+``rolled_back`` (or, when the journal has lost or cannot read a preimage, leaves that file as
+the run wrote it, whole, marks the run ``interrupted`` and says so once: never a failure on
+every later command). So after a kill at any point the journal describes what is on disk: the run
 either happened completely (``applied``) or not at all (``rolled_back``), and ``undo`` works
 on everything ``applied``. An error inside the run (a full disk, a read-only folder) rolls it
 back the same way before it is raised.
@@ -172,6 +174,7 @@ class _Pending:
     rel: str
     before: bytes | None
     after: bytes | None
+    kept: Path | None = None  # a hard link to the old file, so a rollback needs no space
 
 
 def commit_run(
@@ -227,6 +230,8 @@ def commit_run(
             )
         try:
             for p in todo:
+                if p.before is not None:
+                    p.kept = _keep_old(p.path, spec.run_id)
                 _write(p.path, p.after)
             with _transaction(conn):
                 if finish is not None:
@@ -251,9 +256,29 @@ def commit_run(
             conn.execute(f"PRAGMA synchronous = {int(sync)}")
         raise
     conn.execute(f"PRAGMA synchronous = {int(sync)}")
+    for p in todo:
+        if p.kept is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(p.kept)
     if todo:
         _remove_marker(ws)
     return [p.rel for p in todo]
+
+
+def _keep_old(path: Path, run_id: str) -> Path | None:
+    """Hard-link the file's current bytes beside it (``.<name>.<run>.prev.tmp``, which
+    recovery removes like any temp file), so that rolling back a failed run is a rename that
+    needs no free space and no fsync: a full disk cannot keep the old bytes from coming back.
+    None where links are not possible (the rollback then writes the preimage)."""
+    target = Path(os.path.realpath(path))
+    link = target.with_name(f".{target.name}.{run_id}.prev.tmp")
+    try:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(link)
+        os.link(target, link)
+    except OSError:
+        return None
+    return link
 
 
 @contextlib.contextmanager
@@ -321,18 +346,29 @@ def _roll_back_here(
     ws: Workspace, conn: sqlite3.Connection, spec: RunSpec, todo: Sequence[_Pending]
 ) -> None:
     """Undo a failed run in this process (best effort: when it cannot finish, the marker
-    stays and the next lock holder's :func:`recover` does it)."""
+    stays and the next lock holder's :func:`recover` does it). Files that cannot be put back
+    are a warning; a journal that cannot record the rollback (the database is full or
+    read-only, which is the error being raised) is not: the files are back, the marker stays,
+    and the next lock holder marks the run rolled back."""
     try:
         for p in todo:
-            _drop_temps(p.path)
             if sha1_of(read_bytes(p.path)) == sha1_of(p.after):
-                _write(p.path, p.before)
+                if p.kept is not None and sha1_of(read_bytes(p.kept)) == sha1_of(p.before):
+                    os.replace(p.kept, os.path.realpath(p.path))
+                    _fsync_dir(p.path.parent)
+                else:
+                    _write(p.path, p.before)
+            _drop_temps(p.path)
+    except (OSError, MemcoreError) as exc:
+        log.warning("could not roll back run %s now (%s); the next run will", spec.run_id, exc)
+        return
+    try:
         conn.execute(
             "UPDATE dream_runs SET status = 'rolled_back', finished_at = ? WHERE run_id = ?",
             (iso_ms(spec.now), spec.run_id),
         )
-    except (OSError, sqlite3.Error, MemcoreError) as exc:
-        log.warning("could not roll back run %s now (%s); the next run will", spec.run_id, exc)
+    except (sqlite3.Error, MemcoreError) as exc:
+        log.debug("run %s: files put back; the journal records it next time (%s)", spec.run_id, exc)
         return
     if todo:
         with contextlib.suppress(OSError):
@@ -403,6 +439,7 @@ def recover(ws: Workspace) -> list[str]:
             )
         ]
         for run_id in pending:
+            lost: list[str] = []
             for img in file_images(conn, run_id):
                 path = abs_path(ws, img.path)
                 _drop_temps(path)
@@ -414,18 +451,29 @@ def recover(ws: Workspace) -> list[str]:
                         "%s changed after run %s was interrupted; left as it is", img.path, run_id
                     )
                     continue
-                data = get_blob(conn, img.before_sha1)
+                try:
+                    data = get_blob(conn, img.before_sha1)
+                except WorkspaceError:
+                    data = None  # the image does not decompress
                 if data is None and img.before_sha1 is not None:
-                    raise WorkspaceError(
-                        f"cannot roll back interrupted run {run_id}: the journal has lost the "
-                        f"preimage of {img.path}"
-                    )
+                    lost.append(img.path)
+                    continue
                 _write(path, data)
+            status = "interrupted" if lost else "rolled_back"
             conn.execute(
-                "UPDATE dream_runs SET status = 'rolled_back', finished_at = ? WHERE run_id = ?",
-                (iso_ms(now), run_id),
+                "UPDATE dream_runs SET status = ?, finished_at = ? WHERE run_id = ?",
+                (status, iso_ms(now), run_id),
             )
-            log.warning("rolled back run %s, which was interrupted before it finished", run_id)
+            if lost:
+                log.warning(
+                    "run %s was interrupted and cannot be rolled back: the journal's preimage of"
+                    " %s is lost or corrupt; left as the run wrote it (memcore history versions"
+                    " lists the versions kept)",
+                    run_id,
+                    ", ".join(lost),
+                )
+            else:
+                log.warning("rolled back run %s, which was interrupted before it finished", run_id)
     finally:
         conn.close()
     _remove_marker(ws)
