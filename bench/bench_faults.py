@@ -23,8 +23,9 @@ injecting SIGKILL just before that call (``-e inject=SYSCALL:signal=KILL:when=N`
 - no recall is marked promoted without its entry in MEMORY.md (or the archive);
 - no lock, no pending-run marker and no temp file is left.
 
-Undo fidelity: every kind of run (promote, dream --apply, dream --auto, review decision, memory
-set, restore) undone: MEMORY.md, the daily note, the archive and the store byte-identical.
+Undo fidelity: every kind of run (promote, dream --apply, dream --auto, a merge, a
+supersession, a forget, review decision, import, memory set, restore) undone: MEMORY.md, the
+daily note, the archive and the store byte-identical.
 
 Cost: on a --entries MEMORY.md, the apply time of a journaled run against a bare atomic write
 of the same bytes, and the database growth per run.
@@ -423,6 +424,17 @@ def undo_fidelity(tmp: Path) -> dict[str, bool]:
             run_cli(ws, "dream", "--auto", "--only", "reconcile")
         if kind == "restore":
             run_cli(ws, "dream", "--auto", "--only", "merge")
+        if kind == "dream supersede":
+            ws.memory_md.write_text(
+                BASE
+                + '<!-- memcore:entry id="ci-old" created="2026-10-01" -->\n'
+                + "- CI runs on Jenkins.\n"
+                + '<!-- memcore:entry id="ci-new" created="2026-11-01" -->\n'
+                + "- CI moved from Jenkins to Buildkite.\n",
+                encoding="utf-8",
+            )
+        if kind == "import":
+            _setup_import(ws)
         before = files(ws)
         act(ws)
         changed = files(ws) != before
@@ -432,6 +444,10 @@ def undo_fidelity(tmp: Path) -> dict[str, bool]:
     one("promote", lambda ws: run_cli(ws, "memory", "promote", "--apply"))
     one("dream --apply", lambda ws: run_cli(ws, "dream", "--apply", "--yes"))
     one("dream --auto", lambda ws: run_cli(ws, "dream", "--auto"))
+    one("dream merge", lambda ws: run_cli(ws, "dream", "--auto", "--only", "merge"))
+    one("dream supersede", lambda ws: run_cli(ws, "dream", "--auto", "--only", "reconcile"))
+    one("dream forget", lambda ws: run_cli(ws, "dream", "--auto", "--only", "decay,forget"))
+    one("import", lambda ws: run_cli(ws, *_setup_import(ws)))
     one("review", lambda ws: run_cli(ws, "review", "1", "a"))
     one("memory set", lambda ws: run_cli(ws, "memory", "set", _first_id(ws), "--pin"))
     one("restore", lambda ws: run_cli(ws, "restore", str(_oldest_version(ws))))
@@ -505,6 +521,103 @@ def journal_cost(entries: int, runs: int, tmp: Path) -> dict[str, Any]:
     }
 
 
+def journal_cost_commands(entries: int, runs: int, tmp: Path) -> dict[str, Any]:
+    """Real runs on a large MEMORY.md: ``import FILE --apply`` of one new row, then
+    ``memory set ID --pin`` (each rewrites MEMORY.md), in this process. Per run: the whole
+    command's time, the time inside the write-ahead commit (intent and images, the file
+    writes, the closing transaction, pruning), the file writes alone, and the database's growth
+    (after a checkpoint)."""
+    from memcore.journal import wal
+
+    dest = tmp / "cost-cli"
+    shutil.rmtree(dest, ignore_errors=True)
+    (dest / "memory").mkdir(parents=True)
+    ws = Workspace(dest)
+    ws.memory_md.write_text(
+        "# Long-Term Memory\n\n"
+        + "".join(
+            f"- Fact {i}: service-{i % 97} uses port {1000 + i} and owner team-{i % 13}.\n"
+            for i in range(entries)
+        ),
+        encoding="utf-8",
+    )
+    timing = {"commit": 0.0, "files": 0.0}
+    real_commit, real_write = wal.commit_run, wal.atomic_write_bytes
+
+    def timed_commit(*a: Any, **k: Any) -> Any:
+        t0 = time.perf_counter()
+        try:
+            return real_commit(*a, **k)
+        finally:
+            timing["commit"] += time.perf_counter() - t0
+
+    def timed_write(*a: Any, **k: Any) -> Any:
+        t0 = time.perf_counter()
+        try:
+            return real_write(*a, **k)
+        finally:
+            timing["files"] += time.perf_counter() - t0
+
+    def db_size() -> int:
+        if not ws.db_path.exists():
+            return 0
+        conn = sqlite3.connect(ws.db_path)
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        conn.close()
+        return ws.db_path.stat().st_size
+
+    rows: dict[str, list[dict[str, float]]] = {"import": [], "memory set": []}
+    wal.commit_run, wal.atomic_write_bytes = timed_commit, timed_write  # type: ignore[assignment]
+    try:
+        run_cli(ws, "memory", "status")  # the database exists before the first measured run
+        for i in range(runs):
+            src = tmp / "cost-row.jsonl"
+            row = {"text": f"Imported fact {i} for the cost run.", "created_at": "2026-10-01"}
+            src.write_text(json.dumps(row) + "\n", encoding="utf-8")
+            for kind, args in (
+                ("import", ["import", str(src), "--apply"]),
+                ("memory set", ["memory", "set", _id_of(ws, f"Fact {i}:"), "--pin"]),
+            ):
+                size0 = db_size()
+                timing.update(commit=0.0, files=0.0)
+                t0 = time.perf_counter()
+                code, out = run_cli(ws, *args)
+                wall = time.perf_counter() - t0
+                assert code == 0, out
+                rows[kind].append(
+                    {
+                        "wall": wall,
+                        "commit": timing["commit"],
+                        "files": timing["files"],
+                        "growth": db_size() - size0,
+                    }
+                )
+    finally:
+        wal.commit_run, wal.atomic_write_bytes = real_commit, real_write  # type: ignore[assignment]
+
+    def med(xs: list[float]) -> float:
+        return sorted(xs)[len(xs) // 2]
+
+    return {
+        kind: {
+            "runs": len(rs),
+            "commandMsMedian": round(med([r["wall"] for r in rs]) * 1000, 1),
+            "commitMsMedian": round(med([r["commit"] for r in rs]) * 1000, 1),
+            "fileWritesMsMedian": round(med([r["files"] for r in rs]) * 1000, 1),
+            "dbGrowthBytesMedian": int(med([r["growth"] for r in rs])),
+            "memoryBytes": ws.memory_md.stat().st_size,
+        }
+        for kind, rs in rows.items()
+    }
+
+
+def _id_of(ws: Workspace, prefix: str) -> str:
+    from memcore.workspace.entries import parse
+
+    doc = parse(ws.memory_md.read_text(encoding="utf-8"))
+    return next(e.id for e in doc.entries if e.text.startswith(prefix))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument(
@@ -525,10 +638,14 @@ def main() -> None:
         if not args.skip_crash:
             out["crash"] = crash_safety(args.scenarios.split(","), args.random, args.stride, tmp)
         out["undoFidelity"] = undo_fidelity(tmp)
-        print("undo fidelity:", out["undoFidelity"], flush=True)
+        fid = out["undoFidelity"]
+        bad = [k for k, same in fid.items() if not same]
+        print(f"undo fidelity: {len(fid)} kinds, {len(bad)} mismatches {bad}", flush=True)
         if not args.skip_cost:
             out["cost"] = journal_cost(args.entries, args.cost_runs, tmp)
             print("journal cost:", out["cost"], flush=True)
+            out["costCommands"] = journal_cost_commands(args.entries, args.cost_runs, tmp)
+            print("journal cost in commands:", out["costCommands"], flush=True)
         print(json.dumps(out, indent=2))
 
 
