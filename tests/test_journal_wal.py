@@ -208,3 +208,37 @@ def test_dream_apply_after_a_kill_reports_from_the_rolled_back_state(ws: Workspa
     assert "half-done" not in res.stdout and "Dream complete" in res.stdout
     assert ws.memory_md.read_text(encoding="utf-8") == "# M\n\n- The cache TTL is 300 seconds.\n"
     assert _status(ws, "killed-run") == "rolled_back"
+
+
+@pytest.mark.parametrize("damage", ["corrupt", "missing"])
+def test_a_killed_run_whose_preimage_is_lost_is_marked_interrupted_once(
+    ws: Workspace, damage: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    import hashlib
+    import sqlite3
+
+    ws.memory_md.write_bytes(b"# M\n- before\n")
+    ws.ensure_dreams_dir()
+    proc = subprocess.run(
+        [sys.executable, "-c", _KILLER, str(ws.root), "before-done"],
+        capture_output=True,
+        timeout=60,
+    )
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    sha = hashlib.sha1(b"# M\n- before\n").hexdigest()
+    conn = sqlite3.connect(ws.db_path)
+    if damage == "corrupt":
+        conn.execute("UPDATE journal_blobs SET data = x'00ff00ff' WHERE sha1 = ?", (sha,))
+    else:
+        conn.execute("DELETE FROM journal_blobs WHERE sha1 = ?", (sha,))
+    conn.commit()
+    conn.close()
+    with ws.lock(timeout=5):  # no failure, and none on any later command
+        pass
+    assert ws.memory_md.read_bytes() == b"# M\n- after\n"  # whole, as the run wrote it
+    assert not ws.archive_path.exists()  # its preimage (absent) is known: rolled back
+    assert _status(ws, "killed-run") == "interrupted"
+    assert not ws.pending_run_path.exists()
+    assert "cannot be rolled back" in caplog.text and "MEMORY.md" in caplog.text
+    _commit(ws, {ws.memory_md: b"# M\n- next\n"})
+    assert ws.memory_md.read_bytes() == b"# M\n- next\n"

@@ -3,7 +3,8 @@
 Every change memcore makes to a user's file is a run (``dream_runs``): its kind (promote,
 dream, review, set, undo, restore, ...), what triggered it (``command``, ``schedule``,
 ``page``, ``mcp``), its status (``pending`` while its files are being written, then
-``applied``, ``undone`` or ``rolled_back``), and its entry-level changes (``dream_changes``:
+``applied``, ``undone`` or ``rolled_back``; ``interrupted`` when a killed run could not be
+rolled back because the journal lost a preimage), and its entry-level changes (``dream_changes``:
 step, action, reason, the entry's text and metadata before and after, and where it stood),
 so ``memcore undo`` can put entries back even after later edits. The full bytes of every file
 a run touches, before and after, are kept compressed and content-addressed
@@ -83,7 +84,7 @@ CREATE TABLE IF NOT EXISTS memory_versions (
 #: What may start a run.
 TRIGGERS = ("command", "schedule", "page", "mcp")
 #: Statuses a run's row can have.
-STATUSES = ("pending", "applied", "undone", "rolled_back")
+STATUSES = ("pending", "applied", "undone", "rolled_back", "interrupted")
 
 ARCHIVE_HEADER = (
     "# memcore archive\n\n"
