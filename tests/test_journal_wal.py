@@ -242,3 +242,47 @@ def test_a_killed_run_whose_preimage_is_lost_is_marked_interrupted_once(
     assert "cannot be rolled back" in caplog.text and "MEMORY.md" in caplog.text
     _commit(ws, {ws.memory_md: b"# M\n- next\n"})
     assert ws.memory_md.read_bytes() == b"# M\n- next\n"
+
+
+_KILL_AFTER_DONE = textwrap.dedent(
+    """
+    import os, signal, sys
+    from datetime import UTC, datetime
+    from pathlib import Path
+    from memcore.journal import history, wal
+    from memcore.workspace.core import Workspace
+
+    ws = Workspace(Path(sys.argv[1]))
+    done = []
+    real_unlink = os.unlink
+
+    def unlink(path, *a, **k):
+        if done:  # the run is marked applied; its kept old files are not yet removed
+            os.kill(os.getpid(), signal.SIGKILL)
+        return real_unlink(path, *a, **k)
+
+    wal.os.unlink = unlink
+    now = datetime(2026, 11, 30, 3, 0, tzinfo=UTC)
+    with ws.lock(), history.connect(ws) as conn:
+        wal.commit_run(
+            ws, conn, wal.RunSpec("done-run", "test", "test", now),
+            {ws.memory_md: b"# M\\n- after\\n"}, finish=lambda c: done.append(1),
+        )
+    """
+)
+
+
+def test_a_run_killed_after_it_was_marked_done_leaves_no_kept_file(ws: Workspace) -> None:
+    ws.memory_md.write_bytes(b"# M\n- before\n")
+    ws.ensure_dreams_dir()
+    proc = subprocess.run(
+        [sys.executable, "-c", _KILL_AFTER_DONE, str(ws.root)], capture_output=True, timeout=60
+    )
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    assert [n for n in os.listdir(ws.root) if n.endswith(".prev.tmp")]  # the kept old file
+    with ws.lock(timeout=5):
+        pass
+    assert ws.memory_md.read_bytes() == b"# M\n- after\n"  # the run happened
+    assert _status(ws, "done-run") == "applied"
+    assert [n for n in os.listdir(ws.root) if n.endswith(".tmp")] == []
+    assert not ws.pending_run_path.exists()

@@ -18,11 +18,11 @@ Other keys (ids, user ids, hashes, metadata) are ignored. Text goes through
 :func:`memcore.redact.redact` and is folded to one line. A row whose text MEMORY.md already
 holds, or an earlier row of the file, is skipped as a duplicate.
 
-:func:`read_import` validates every row and never writes (:func:`roll_back_interrupted` is
-called first before an apply); :func:`apply_import` appends the
-entries under one ``## Imported (date)`` heading and saves their ledger rows, as one journaled
-run (``memcore undo`` takes it back). Nothing is written while any row is invalid, unless the
-caller asks to skip invalid rows.
+:func:`read_import` validates every row and never writes (an apply first calls
+:func:`roll_back_interrupted`); :func:`apply_import` appends the entries under one
+``## Imported (date)`` heading and saves their ledger rows, as one journaled run (``memcore
+undo`` takes it back). Nothing is written while any row is invalid (unless the caller asks to
+skip invalid rows), nor when MEMORY.md is or would be over ``[memory] budget_chars``.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ from memcore.errors import InputError
 from memcore.journal import runs as journal
 from memcore.journal import wal
 from memcore.journal.runs import Change
+from memcore.promotion.budget import budget_chars, over_budget_error
 from memcore.recall import ledger
 from memcore.recall.ledger import DEFAULT_CONFIDENCE, DEFAULT_IMPORTANCE, Meta
 from memcore.redact import redact
@@ -324,7 +325,8 @@ def apply_import(
 ) -> dict[str, Any]:
     """Write the plan's entries and ledger rows as one journaled run. Refuses (InputError,
     nothing written) while a row is invalid unless ``skip_invalid``, and when MEMORY.md
-    changed since the plan was read."""
+    changed since the plan was read, and when MEMORY.md is, or would become, larger than
+    ``[memory] budget_chars`` (the whole import is refused: no row is worth more than another)."""
     if plan.errors and not skip_invalid:
         raise InputError(
             f"{plan.invalid_rows} invalid row(s) in {plan.source}; nothing was imported "
@@ -333,11 +335,21 @@ def apply_import(
     out = {**plan.to_json(), "imported": 0, "runId": None, "applied": False}
     if not plan.rows:
         return out
+    budget = budget_chars(ws)  # a bad value fails here, before anything is written
     with ws.lock(lock_timeout), tables.connect(ws) as conn:
         source = ledger.read_memory(ws)
         if content_hash(source) != plan.memory_sha1:
             raise InputError("MEMORY.md changed while the import was prepared; run it again")
         after = appended_text(source, plan.rows, now)
+        if len(source) > budget:
+            raise over_budget_error(len(source), budget, "nothing was imported")
+        if len(after) > budget:
+            raise InputError(
+                f"importing {len(plan.rows)} entries would make MEMORY.md {len(after)} "
+                f"characters, over [memory] budget_chars = {budget} (it is {len(source)} now); "
+                "nothing was imported. Allowed: a larger budget_chars, fewer rows, or fewer "
+                "entries (memcore dream merges and forgets)"
+            )
         run_id = journal.new_run_id(now)
         name = Path(plan.source).name
         changes = [

@@ -99,9 +99,12 @@ def abs_path(ws: Workspace, rel: str) -> Path:
 
 
 def put_blob(conn: sqlite3.Connection, data: bytes) -> str:
+    """Store ``data`` under its SHA-1. An image already stored is written again, so one that
+    was damaged (it no longer decompresses) is repaired by the next run that has its bytes."""
     sha = hashlib.sha1(data).hexdigest()
     conn.execute(
-        "INSERT OR IGNORE INTO journal_blobs (sha1, size, data) VALUES (?, ?, ?)",
+        "INSERT INTO journal_blobs (sha1, size, data) VALUES (?, ?, ?)"
+        " ON CONFLICT (sha1) DO UPDATE SET size = excluded.size, data = excluded.data",
         (sha, len(data), zlib.compress(data, 6)),
     )
     return sha
@@ -324,6 +327,15 @@ def _create_marker(ws: Workspace, run_id: str) -> None:
     _fsync_dir(ws.dreams_dir)
 
 
+def _marker_run(ws: Workspace) -> str | None:
+    """The run id the pending-run marker names (None when it is absent or empty)."""
+    try:
+        text = ws.pending_run_path.read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return None
+    return text or None
+
+
 def _drop_temps(path: Path) -> None:
     """Remove the temp files an atomic write of ``path`` killed half-way left beside it
     (``.<name>.<random>.tmp``; the lock is held, so no write of ours is in flight)."""
@@ -438,6 +450,11 @@ def recover(ws: Workspace) -> list[str]:
                 "SELECT run_id FROM dream_runs WHERE status = 'pending' ORDER BY rowid DESC"
             )
         ]
+        marked = _marker_run(ws)
+        if marked is not None and marked not in pending:
+            # killed after it was marked applied, before it tidied up: its kept old files
+            for img in file_images(conn, marked):
+                _drop_temps(abs_path(ws, img.path))
         for run_id in pending:
             lost: list[str] = []
             for img in file_images(conn, run_id):
