@@ -259,11 +259,16 @@ def commit_run(
             conn.execute(f"PRAGMA synchronous = {int(sync)}")
         raise
     conn.execute(f"PRAGMA synchronous = {int(sync)}")
+    tidy = True
     for p in todo:
         if p.kept is not None:
-            with contextlib.suppress(OSError):
+            try:
                 os.unlink(p.kept)
-    if todo:
+            except FileNotFoundError:
+                pass
+            except OSError:
+                tidy = False  # the marker stays: the next lock holder removes the kept file
+    if todo and tidy:
         _remove_marker(ws)
     return [p.rel for p in todo]
 
