@@ -151,3 +151,40 @@ def test_sigterm_past_the_grace_answers_json_503_without_tracebacks(ws: Workspac
     assert "shutting down" in answer[0].json()["error"]
     assert "Traceback" not in err and "CancelledError" not in err, err
     assert proc.returncode == 0
+
+
+def test_concurrent_searches_record_while_another_process_holds_the_lock(ws: Workspace) -> None:
+    """Searches of one workspace run side by side and never wait for the workspace lock: hits
+    go to the recall log while a dream (here: another process) holds it; none is lost."""
+    import asyncio
+
+    import httpx
+
+    from memcore.recall.store import read_view
+    from tests.conftest import held_lock
+    from tests.test_gateway_helpers import TOKEN
+
+    for d in range(3):
+        (ws.memory_dir / f"2026-10-0{d + 1}.md").write_text(
+            f"# Day {d}\n\nThe kafka cluster in zone {d} was upgraded.\n", encoding="utf-8"
+        )
+
+    async def many(url: str, n: int) -> list[httpx.Response]:
+        headers = {"Authorization": f"Bearer {TOKEN}"}
+        async with httpx.AsyncClient(base_url=url, headers=headers, timeout=60) as c:
+            return await asyncio.gather(
+                *(
+                    c.post("/api/memories/search", json={"query": f"kafka cluster {i}"})
+                    for i in range(n)
+                )
+            )
+
+    with gateway([ws], scheduler=False) as (running, _client, _):
+        with held_lock(ws):
+            answers = asyncio.run(many(running.url, 24))
+            assert running.gateway.search_pool._max_workers > 1  # not one queue per workspace
+        assert all(r.status_code == 200 for r in answers), [r.text for r in answers][:2]
+        hits = sum(len(r.json()["results"]) for r in answers)
+        assert hits >= 24 and all(r.json()["recordError"] is None for r in answers)
+    total = sum(e["recallCount"] for e in read_view(ws, utcnow()).entries.values())
+    assert total == hits

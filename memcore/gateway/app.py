@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import html
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
 from string import Template
 from typing import Any
@@ -45,6 +47,7 @@ PAGE_CSP = (
 STATIC = {"dreams.js": "text/javascript", "dreams.css": "text/css"}
 
 Handler = Callable[[Request], Awaitable[Response]]
+SEARCH_WORKERS = 6
 
 
 class Gateway:
@@ -54,19 +57,10 @@ class Gateway:
         self.served = served
         self.guard = guard
         self.scheduler = scheduler
-        self._search_locks: dict[str, asyncio.Lock] = {}
-
-    def search_lock(self, s: Served) -> asyncio.Lock:
-        """Searches of one workspace queue here, in the event loop, without a timeout.
-
-        Each search records under the workspace file lock, whose waiters poll and give up after
-        10 s; 200 concurrent requests would lose recalls to that timeout. Queued here, each
-        search finds the file lock free (unless another process holds it) and records.
-        """
-        lock = self._search_locks.get(s.name)
-        if lock is None:
-            lock = self._search_locks[s.name] = asyncio.Lock()
-        return lock
+        # Searches get threads of their own: 200 queued searches never delay a status poll or
+        # the page, which use the loop's default executor.
+        self.search_pool = ThreadPoolExecutor(SEARCH_WORKERS, thread_name_prefix="memcore-search")
+        scheduler.after_run = lambda ws: api.sizes_snapshot(ws, utcnow())
 
     def pick(self, request: Request, body: dict[str, Any] | None = None) -> Served:
         """The workspace a request names; WorkspaceError (422) when its folder vanished, so no
@@ -261,8 +255,11 @@ async def search_route(gw: Gateway, request: Request) -> Response:
         raise HTTPProblem(400, "field 'limit' must be from 1 to 100")
     from memcore.search.query import search
 
-    async with gw.search_lock(s):
-        res = await asyncio.to_thread(search, s.ws, query, limit=limit, now=utcnow())
+    # No per-workspace queue: searches of one workspace run side by side (WAL readers never
+    # wait for the index writer; hits go to the lock-free recall log, folded when the lock
+    # is free), so one slow search or a dream run holding the lock never stalls the others.
+    run = functools.partial(search, s.ws, query, limit=limit, now=utcnow())
+    res = await asyncio.get_running_loop().run_in_executor(gw.search_pool, run)
     out = res.to_json()
     out["recorded"] = res.recorded
     out["recordError"] = res.record_error
@@ -402,6 +399,7 @@ def create_app(gw: Gateway) -> Starlette:
             yield
         finally:
             await gw.scheduler.stop()
+            gw.search_pool.shutdown(wait=False, cancel_futures=True)
 
     routes = [
         r("/", page, "GET"),
