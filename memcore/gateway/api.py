@@ -101,6 +101,7 @@ def status_payload(ws: Workspace, now: datetime) -> dict[str, Any]:
     runs = schedule.recent_runs(ws, 1)
     out["lastRun"] = runs[0] if runs else None
     schedule_error = next((j["configError"] for j in jobs.values() if j.get("configError")), None)
+    out["memoryError"] = memory_md_error(ws)
     out["configError"] = out.get("configError") or err or schedule_error
     if out["configError"]:
         since = min(
@@ -114,6 +115,31 @@ def status_payload(ws: Workspace, now: datetime) -> dict[str, Any]:
             + ("; the last good schedule is kept")
         )
     return out
+
+
+def memory_md_error(ws: Workspace) -> str | None:
+    """Why MEMORY.md cannot be read (the page shows a banner, not "Long-term 0"), or None."""
+    from memcore.workspace import safe_read
+
+    if not os.path.lexists(ws.memory_md):
+        return None
+    try:
+        safe_read.read_bytes(ws, ws.memory_md, max_bytes=safe_read.MEMORY_MD_MAX_BYTES)
+    except (WorkspaceError, OSError) as exc:
+        return str(exc)
+    return None
+
+
+def sizes_snapshot(ws: Workspace, now: datetime) -> dict[str, Any]:
+    """The recall store and MEMORY.md after a run (the page charts them over time)."""
+    st = dreaming_status_cached(ws, now)
+    return {
+        "storeEntries": st.get("shortTermCount", 0) + st.get("promotedTotal", 0),
+        "shortTerm": st.get("shortTermCount", 0),
+        "storeBytes": (st.get("storeHealth") or {}).get("sizeBytes", 0),
+        "memoryEntries": st.get("longTermCount", 0),
+        "memoryChars": (st.get("memorySize") or {}).get("chars", 0),
+    }
 
 
 # -- candidates ---------------------------------------------------------------------------

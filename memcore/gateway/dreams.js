@@ -99,6 +99,41 @@
     return m ? `${m[1]} ${m[2]} UTC` : iso;
   }
 
+  // -- times: local with a relative part ("in 5 h", "12 min ago"), UTC on hover -----------
+  function relative(iso) {
+    const ms = new Date(iso) - Date.now();
+    if (Number.isNaN(ms)) return "";
+    const a = Math.abs(ms) / 1000;
+    const v = a < 60 ? `${Math.round(a)} s` : a < 3600 ? `${Math.round(a / 60)} min` :
+      a < 172800 ? `${Math.round(a / 3600)} h` : `${Math.round(a / 86400)} d`;
+    return ms >= 0 ? `in ${v}` : `${v} ago`;
+  }
+
+  // a browser-local time for an ISO instant: "2026-12-01 14:05 (12 min ago)"
+  function whenText(iso) {
+    const d = new Date(iso || "");
+    if (Number.isNaN(d.getTime())) return iso || "–";
+    const p = (n) => String(n).padStart(2, "0");
+    const local = `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ` +
+      `${p(d.getHours())}:${p(d.getMinutes())}`;
+    return `${local} (${relative(iso)})`;
+  }
+
+  function setWhen(node, shown, utcIso) {
+    text(node, shown);
+    if (node) node.title = utcIso ? utcTime(utcIso) : "";
+  }
+
+  // -- gates in words: "needs 3 recalls, has 2"; scores with 3 decimals ---------------------
+  function gateWords(g) {
+    if (!g) return "";
+    const fix = (v) => (typeof v === "number" && !Number.isInteger(v) ? v.toFixed(3) : v);
+    if (g.name === "recallCount") return `needs ${g.required} recalls, has ${g.actual}`;
+    if (g.name === "uniqueQueries") return `needs ${g.required} different queries, has ${g.actual}`;
+    if (g.name === "score") return `needs score ${fix(g.required)}, has ${fix(g.actual)}`;
+    return `${g.name}: needs ${fix(g.required)}, has ${fix(g.actual)}`;
+  }
+
   const MAIN_COUNTERS = ["promoted", "merged", "conflicts", "decayed", "forgotten", "remaining", "skipped"];
   const HIDDEN_COUNTERS = ["durationMs", "ranAt", "runId", "mode", "backend"];
 
@@ -117,11 +152,12 @@
       `${size.chars || 0} / ${size.budgetChars || 0} chars${size.overBudget ? " (over budget)" : ""}`);
     const jobs = Object.entries(s.jobs || {}).sort(([a], [b]) => a.localeCompare(b));
     text($("next-jobs"), jobs.map(([name, j]) =>
-      `${name} ${j.nextRunAt ? utcTime(j.nextRunAt.utc) : "not scheduled"}`).join(" · "));
+      `${name} ${j.nextRunAt ? whenText(j.nextRunAt.utc) : "not scheduled"}`).join(" · "));
     text($("promoted"), s.promotedTotal);
     text($("promoted-today"), s.promotedToday);
     const next = s.nextRunAt;
-    text($("next-cycle"), next ? localTime(next.local) : "disabled");
+    setWhen($("next-cycle"), next ? `${localTime(next.local)} · ${relative(next.utc)}` : "disabled",
+      next && next.utc);
     text($("next-cycle-utc"), next ? `${utcTime(next.utc)} · ${next.timezone}` : "mode is off");
     text($("mode"), s.mode);
     $("mode").dataset.modeCurrent = s.mode;
@@ -131,12 +167,31 @@
       b.setAttribute("aria-pressed", String(b.dataset.mode === s.mode));
     });
     $("dream-now").disabled = Boolean(s.running);
-    if (s.running) text($("action-status"), `${s.running} is running…`);
+    if (s.running) showStatus(`${s.running} is running…`, 0);
+    else if (/ is running…$/.test($("action-status").textContent)) showStatus("", 0);
     const alerts = [];
     if (s.configError) alerts.push(`Config error: ${s.configError} (${s.scheduleNote || "defaults in use"})`);
     if (s.workspaceError) alerts.push(`Workspace error: ${s.workspaceError}`);
     if (s.storeHealth && s.storeHealth.error) alerts.push(`Recall store: ${s.storeHealth.error}`);
+    alerts.push(...problemBanners(s));
     showAlert(alerts);
+    lastStatus = s;
+  }
+
+  // -- banners: an unreadable MEMORY.md, a job failing again and again ------------------------
+  let lastStatus = null;
+
+  function problemBanners(s) {
+    const out = [];
+    if (s.memoryError) out.push(`MEMORY.md cannot be read: ${s.memoryError}`);
+    if (s.configErrorSince) out.push(`memcore.toml invalid since ${whenText(s.configErrorSince)}`);
+    for (const [name, j] of Object.entries(s.jobs || {})) {
+      if (j.lastStatus === "failed" && j.consecutiveFailures > 0) {
+        const times = j.consecutiveFailures === 1 ? "once" : `${j.consecutiveFailures} times in a row`;
+        out.push(`Job ${name} failed ${times}: ${j.lastError || "see the gateway log"}`);
+      }
+    }
+    return out;
   }
 
   function bar(name, value) {
@@ -153,8 +208,8 @@
     const body = $("candidates").tBodies[0];
     body.replaceChildren();
     text($("cand-summary"),
-      `${data.qualifying} qualify of ${data.total} · minScore ${data.thresholds.minScore}, ` +
-      `recalls ≥ ${data.thresholds.minRecallCount}, queries ≥ ${data.thresholds.minUniqueQueries}`);
+      `${data.qualifying} qualify of ${data.total} · needs score ${Number(data.thresholds.minScore).toFixed(3)}, ` +
+      `${data.thresholds.minRecallCount} recalls and ${data.thresholds.minUniqueQueries} different queries`);
     if (!data.candidates.length) {
       const tr = el("tr");
       const td = el("td", "muted", "no short-term recalls yet: memory searches record them");
@@ -174,8 +229,7 @@
       let gate = "qualifies";
       if (!c.qualifies) {
         const g = c.gates.find((x) => x.name === c.failedGate);
-        gate = c.whyNot ? c.whyNot.summary
-          : g ? `${g.name} ${g.actual} < ${g.required}` : c.failedGate;
+        gate = c.whyNot ? c.whyNot.summary : g ? gateWords(g) : c.failedGate;
       }
       tr.appendChild(el("td", c.qualifies ? "gate ok" : "gate fail", gate));
       body.appendChild(tr);
@@ -195,7 +249,9 @@
     }
     for (const r of data.runs) {
       const tr = el("tr", `run ${r.status}`);
-      tr.appendChild(el("td", "", (r.startedAt || "").replace("T", " ").replace(/\.\d+Z$/, "Z")));
+      const started = el("td", "when", whenText(r.startedAt));
+      started.title = utcTime(r.startedAt);
+      tr.appendChild(started);
       tr.appendChild(el("td", "", r.job));
       tr.appendChild(el("td", "", r.trigger));
       tr.appendChild(el("td", `st ${r.status}`, r.status));
@@ -456,6 +512,128 @@
 
   let busy = false;
   let again = false;
+  // -- charts: the recall store and MEMORY.md over time, and a run timeline per job -----------
+  const SVG = "http://www.w3.org/2000/svg";
+  let chartsAt = 0;
+
+  function svgEl(tag, attrs, content) {
+    const e = document.createElementNS(SVG, tag);
+    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, String(v));
+    if (content !== undefined) e.textContent = content;
+    return e;
+  }
+
+  function chartBox(title, legend) {
+    const box = el("div", "chart");
+    box.appendChild(el("h3", "", title));
+    if (legend) box.appendChild(el("div", "legend", legend));
+    return box;
+  }
+
+  // one or more series of [time, value] as lines over a shared time axis
+  function lineChart(title, series, legend) {
+    const W = 320, H = 120, L = 34, B = 16;
+    const box = chartBox(title, legend);
+    const pts = series.flatMap((s) => s.points);
+    if (pts.length < 1) { box.appendChild(el("p", "muted", "no data yet")); return box; }
+    const t0 = Math.min(...pts.map((p) => p[0])), t1 = Math.max(...pts.map((p) => p[0]));
+    const vmax = Math.max(1, ...pts.map((p) => p[1]));
+    const x = (t) => L + (t1 > t0 ? (t - t0) / (t1 - t0) : 0.5) * (W - L - 6);
+    const y = (v) => H - B - (v / vmax) * (H - B - 8);
+    const svg = svgEl("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": title });
+    svg.appendChild(svgEl("line", { x1: L, y1: H - B, x2: W - 4, y2: H - B, class: "axis" }));
+    svg.appendChild(svgEl("text", { x: 2, y: 12 }, String(vmax)));
+    svg.appendChild(svgEl("text", { x: 2, y: H - B }, "0"));
+    svg.appendChild(svgEl("text", { x: L, y: H - 3 }, whenText(new Date(t0).toISOString())));
+    for (const s of series) {
+      if (!s.points.length) continue;
+      if (s.bars) {
+        for (const [t, v] of s.points) {
+          const r = svgEl("rect", { x: x(t) - 2, y: y(v), width: 4, height: H - B - y(v), fill: s.color });
+          r.appendChild(svgEl("title", {}, `${s.name} ${v} · ${whenText(new Date(t).toISOString())}`));
+          svg.appendChild(r);
+        }
+        continue;
+      }
+      const d = s.points.map(([t, v], i) => `${i ? "L" : "M"}${x(t).toFixed(1)},${y(v).toFixed(1)}`).join(" ");
+      svg.appendChild(svgEl("path", { d, class: "line", stroke: s.color }));
+      for (const [t, v] of s.points) {
+        const c = svgEl("circle", { cx: x(t), cy: y(v), r: 2.5, fill: s.color });
+        c.appendChild(svgEl("title", {}, `${s.name} ${v} · ${whenText(new Date(t).toISOString())}`));
+        svg.appendChild(c);
+      }
+    }
+    box.appendChild(svg);
+    return box;
+  }
+
+  const STATUS_COLOR = { ok: "#2e8b57", failed: "#c0392b", skipped: "#6b7480",
+    interrupted: "#b7791f", running: "#4a5bd4" };
+
+  function timelineChart(runs) {
+    const box = chartBox("Runs per job", "each mark a run: green ok, red failed, grey skipped, amber interrupted");
+    if (!runs.length) { box.appendChild(el("p", "muted", "no runs yet")); return box; }
+    const jobs = [...new Set(runs.map((r) => r.job))].sort();
+    const W = 320, L = 78, row = 18, H = jobs.length * row + 18;
+    const ts = runs.map((r) => Date.parse(r.startedAt)).filter((t) => !Number.isNaN(t));
+    const t0 = Math.min(...ts), t1 = Math.max(...ts);
+    const x = (t) => L + (t1 > t0 ? (t - t0) / (t1 - t0) : 0.5) * (W - L - 8);
+    const svg = svgEl("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": "Runs per job" });
+    jobs.forEach((job, i) => {
+      const yy = 8 + i * row;
+      svg.appendChild(svgEl("text", { x: 2, y: yy + 10 }, job));
+      svg.appendChild(svgEl("line", { x1: L, y1: yy + 7, x2: W - 4, y2: yy + 7, class: "axis" }));
+    });
+    for (const r of runs) {
+      const t = Date.parse(r.startedAt);
+      if (Number.isNaN(t)) continue;
+      const yy = 8 + jobs.indexOf(r.job) * row;
+      const mark = svgEl("rect", { x: x(t) - 3, y: yy + 1, width: 6, height: 12, rx: 2,
+        fill: STATUS_COLOR[r.status] || "#6b7480", class: `run-mark ${r.status}` });
+      mark.appendChild(svgEl("title", {}, `${r.job} ${r.status} · ${r.trigger} · ` +
+        `${whenText(r.startedAt)} · ${r.durationMs ?? "?"} ms${r.error ? ` · ${r.error}` : ""}`));
+      svg.appendChild(mark);
+    }
+    svg.appendChild(svgEl("text", { x: L, y: H - 2 }, whenText(new Date(t0).toISOString())));
+    box.appendChild(svg);
+    return box;
+  }
+
+  function renderCharts(runs) {
+    const ordered = runs.slice().reverse();  // oldest first
+    const sized = ordered.filter((r) => r.result && r.result.sizes);
+    const at = (r) => Date.parse(r.finishedAt || r.startedAt);
+    const series = (key) => sized.map((r) => [at(r), Number(r.result.sizes[key] || 0)]);
+    const now = Date.now();
+    const store = series("storeEntries"), memory = series("memoryEntries");
+    if (lastStatus) {  // the figures now as the last point
+      store.push([now, (lastStatus.shortTermCount || 0) + (lastStatus.promotedTotal || 0)]);
+      memory.push([now, lastStatus.longTermCount || 0]);
+    }
+    const promoted = ordered.filter((r) => r.result && typeof r.result.promoted === "number")
+      .map((r) => [at(r), r.result.promoted]);
+    const box = $("charts");
+    box.replaceChildren(
+      lineChart("Recall store and MEMORY.md", [
+        { name: "recall store entries", points: store, color: "#4a5bd4" },
+        { name: "MEMORY.md entries", points: memory, color: "#2e8b57" },
+      ], "blue: recall store entries · green: MEMORY.md entries"),
+      lineChart("Promoted per run", [{ name: "promoted", points: promoted, color: "#8e44ad", bars: true }]),
+      timelineChart(ordered),
+    );
+    text($("charts-summary"), `${runs.length} recent runs`);
+  }
+
+  async function refreshCharts() {
+    if (Date.now() - chartsAt < 15000) return;  // the history changes slowly
+    chartsAt = Date.now();
+    try {
+      renderCharts((await getJSON("/api/runs?limit=200")).runs);
+    } catch (err) {
+      text($("charts-summary"), `cannot draw: ${err.message}`);
+    }
+  }
+
   async function refresh() {
     if (busy) {
       again = true; // an action finished during a poll: poll once more right after
@@ -470,6 +648,7 @@
       renderStatus(s);
       renderCandidates(c);
       renderRuns(r);
+      refreshCharts();
       text($("updated"), `updated ${new Date().toLocaleTimeString()}`);
       document.body.dataset.loaded = "1";
     } catch (err) {
@@ -483,14 +662,24 @@
     }
   }
 
+  // -- status messages that clear ------------------------------------------------------------
+  let statusTimer = null;
+
+  function showStatus(message, clearAfterMs) {
+    text($("action-status"), message);
+    if (statusTimer) clearTimeout(statusTimer);
+    statusTimer = clearAfterMs ? setTimeout(() => text($("action-status"), ""), clearAfterMs) : null;
+  }
+
   async function act(label, fn) {
-    text($("action-status"), `${label}…`);
+    showStatus(`${label}…`, 0);
     try {
       const msg = await fn();
-      text($("action-status"), msg);
+      showStatus(msg, 15000);
     } catch (err) {
-      text($("action-status"), `${label} failed: ${err.message}`);
+      showStatus(`${label} failed: ${err.message}`, 30000);
     }
+    chartsAt = 0;  // a run just ended: draw it
     await refresh();
   }
 

@@ -26,7 +26,7 @@ from memcore.gateway.workspaces import Served
 from memcore.journal import wal
 from memcore.schedule import jobs as schedule
 from memcore.schedule.jobs import Job, RunOutcome
-from memcore.schedule.state import register_instance, unregister_instance
+from memcore.schedule.state import annotate_run, register_instance, unregister_instance
 from memcore.workspace.clock import iso_ms, utcnow
 
 log = logging.getLogger("memcore.gateway")
@@ -112,6 +112,8 @@ class Scheduler:
         self.instance_id = uuid.uuid4().hex
         self.address = ""  # host:port, set by the server once bound
         self.peers: dict[str, list[dict[str, Any]]] = {}  # workspace -> other live gateways
+        #: called after each run; its answer is kept in the run's result as ``sizes``
+        self.after_run: Callable[[Any], dict[str, Any]] | None = None
 
     # -- lifecycle ------------------------------------------------------------------
 
@@ -296,13 +298,17 @@ class Scheduler:
     ) -> RunOutcome:
         """Run ``job`` on ``s`` now under the workspace guard; raise Busy when one is running.
         With ``owner`` the slot is claimed first (``claimed``: another gateway had it)."""
-        return await self.exclusive(
-            s,
-            job.name,
-            lambda: schedule.execute(
+
+        def work() -> RunOutcome:
+            outcome = schedule.execute(
                 s.ws, job, self.clock(), trigger=trigger, slot=slot, owner=owner
-            ),
-        )
+            )
+            if outcome.run_id and outcome.status != "claimed" and self.after_run is not None:
+                with contextlib.suppress(Exception):  # a chart point is never worth a failure
+                    annotate_run(s.ws, outcome.run_id, "sizes", self.after_run(s.ws))
+            return outcome
+
+        return await self.exclusive(s, job.name, work)
 
     async def exclusive(self, s: Served, label: str, fn: Callable[[], T]) -> T:
         """Call ``fn`` in a daemon thread under the workspace guard (``label`` shows as running).

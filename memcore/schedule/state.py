@@ -266,6 +266,20 @@ def _finish_run(
     return ms
 
 
+def annotate_run(ws: Workspace, run_id: int, key: str, value: Any) -> None:
+    """Add ``key`` to the recorded result of run ``run_id`` (e.g. sizes after the run)."""
+    with _conn(ws) as conn:
+        row = conn.execute("SELECT result FROM schedule_runs WHERE id = ?", (run_id,)).fetchone()
+        if row is None:
+            return
+        result = json.loads(row["result"]) if row["result"] else {}
+        result[key] = value
+        conn.execute(
+            "UPDATE schedule_runs SET result = ? WHERE id = ?",
+            (json.dumps(result, default=str), run_id),
+        )
+
+
 def claim_slot(ws: Workspace, job: str, slot: datetime, owner: str, now: datetime) -> bool:
     """Claim ``job``'s ``slot`` for ``owner`` in the workspace database; False when another
     gateway (or an earlier run of this one) claimed it first. Two gateways serving one
