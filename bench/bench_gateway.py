@@ -117,7 +117,7 @@ def wait_up(url: str, proc: subprocess.Popen[bytes]) -> None:
 
 def wait_idle(url: str) -> None:
     """Let the startup runs (consolidate on a fresh workspace) finish before timing."""
-    with httpx.Client(base_url=url) as c:
+    with httpx.Client(base_url=url, timeout=120) as c:
         for _ in range(300):
             states = [c.get(f"/api/status?workspace={w}").json() for w in ("big", "search")]
             if not any(s["running"] for s in states):
@@ -127,7 +127,7 @@ def wait_idle(url: str) -> None:
 
 def bench_status(url: str, n: int = 200) -> dict[str, float]:
     times = []
-    with httpx.Client(base_url=url) as c:
+    with httpx.Client(base_url=url, timeout=120) as c:
         c.get("/api/status?workspace=big").raise_for_status()  # first parse
         for _ in range(n):
             t0 = time.perf_counter()
@@ -140,7 +140,7 @@ def bench_status(url: str, n: int = 200) -> dict[str, float]:
 def bench_status_uncached(url: str, store: Path, n: int = 30) -> dict[str, float]:
     """The store changes before every request (as when searches record): no cache hit."""
     times = []
-    with httpx.Client(base_url=url) as c:
+    with httpx.Client(base_url=url, timeout=120) as c:
         for i in range(n):
             os.utime(store, ns=(time.time_ns(), time.time_ns() + i))
             t0 = time.perf_counter()

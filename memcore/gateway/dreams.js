@@ -170,7 +170,10 @@
     if (s.running) showStatus(`${s.running} is running…`, 0);
     else if (/ is running…$/.test($("action-status").textContent)) showStatus("", 0);
     const alerts = [];
-    if (s.configError) alerts.push(`Config error: ${s.configError} (${s.scheduleNote || "defaults in use"})`);
+    if (s.configError) {
+      const since = s.configErrorSince ? `invalid since ${whenText(s.configErrorSince)}; ` : "";
+      alerts.push(`Config error: ${s.configError} (${since}${s.scheduleNote || "defaults in use"})`);
+    }
     if (s.workspaceError) alerts.push(`Workspace error: ${s.workspaceError}`);
     if (s.storeHealth && s.storeHealth.error) alerts.push(`Recall store: ${s.storeHealth.error}`);
     alerts.push(...problemBanners(s));
@@ -184,7 +187,6 @@
   function problemBanners(s) {
     const out = [];
     if (s.memoryError) out.push(`MEMORY.md cannot be read: ${s.memoryError}`);
-    if (s.configErrorSince) out.push(`memcore.toml invalid since ${whenText(s.configErrorSince)}`);
     for (const [name, j] of Object.entries(s.jobs || {})) {
       if (j.lastStatus === "failed" && j.consecutiveFailures > 0) {
         const times = j.consecutiveFailures === 1 ? "once" : `${j.consecutiveFailures} times in a row`;
@@ -601,9 +603,9 @@
 
   function renderCharts(runs) {
     const ordered = runs.slice().reverse();  // oldest first
-    const sized = ordered.filter((r) => r.result && r.result.sizes);
+    const sized = ordered.filter((r) => r.sizes);
     const at = (r) => Date.parse(r.finishedAt || r.startedAt);
-    const series = (key) => sized.map((r) => [at(r), Number(r.result.sizes[key] || 0)]);
+    const series = (key) => sized.map((r) => [at(r), Number(r.sizes[key] || 0)]);
     const now = Date.now();
     const store = series("storeEntries"), memory = series("memoryEntries");
     if (lastStatus) {  // the figures now as the last point

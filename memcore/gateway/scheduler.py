@@ -26,7 +26,7 @@ from memcore.gateway.workspaces import Served
 from memcore.journal import wal
 from memcore.schedule import jobs as schedule
 from memcore.schedule.jobs import Job, RunOutcome
-from memcore.schedule.state import annotate_run, register_instance, unregister_instance
+from memcore.schedule.state import register_instance, set_run_sizes, unregister_instance
 from memcore.workspace.clock import iso_ms, utcnow
 
 log = logging.getLogger("memcore.gateway")
@@ -112,7 +112,7 @@ class Scheduler:
         self.instance_id = uuid.uuid4().hex
         self.address = ""  # host:port, set by the server once bound
         self.peers: dict[str, list[dict[str, Any]]] = {}  # workspace -> other live gateways
-        #: called after each run; its answer is kept in the run's result as ``sizes``
+        #: called after each run; its answer is kept with the run as ``sizes``
         self.after_run: Callable[[Any], dict[str, Any]] | None = None
 
     # -- lifecycle ------------------------------------------------------------------
@@ -305,7 +305,7 @@ class Scheduler:
             )
             if outcome.run_id and outcome.status != "claimed" and self.after_run is not None:
                 with contextlib.suppress(Exception):  # a chart point is never worth a failure
-                    annotate_run(s.ws, outcome.run_id, "sizes", self.after_run(s.ws))
+                    set_run_sizes(s.ws, outcome.run_id, self.after_run(s.ws))
             return outcome
 
         return await self.exclusive(s, job.name, work)

@@ -91,7 +91,8 @@ CREATE TABLE IF NOT EXISTS schedule_runs (
     duration_ms INTEGER,
     status TEXT NOT NULL,
     result TEXT,
-    error TEXT
+    error TEXT,
+    sizes TEXT
 );
 CREATE INDEX IF NOT EXISTS schedule_runs_job ON schedule_runs(job, id);
 """
@@ -115,6 +116,9 @@ def _ensure_schema(conn: sqlite3.Connection) -> None:
         if col not in have:
             with contextlib.suppress(sqlite3.OperationalError):  # another process added it
                 conn.execute(f"ALTER TABLE schedule_state ADD COLUMN {col} TEXT")
+    if "sizes" not in {r[1] for r in conn.execute("PRAGMA table_info(schedule_runs)")}:
+        with contextlib.suppress(sqlite3.OperationalError):
+            conn.execute("ALTER TABLE schedule_runs ADD COLUMN sizes TEXT")
 
 
 _CONNS: dict[str, tuple[sqlite3.Connection, threading.Lock, int]] = {}
@@ -221,6 +225,7 @@ def recent_runs(ws: Workspace, limit: int = 20, job: str | None = None) -> list[
             "status": r["status"],
             "result": json.loads(r["result"]) if r["result"] else None,
             "error": r["error"],
+            "sizes": json.loads(r["sizes"]) if r["sizes"] else None,
         }
         for r in rows
     ]
@@ -266,18 +271,10 @@ def _finish_run(
     return ms
 
 
-def annotate_run(ws: Workspace, run_id: int, key: str, value: Any) -> None:
-    """Add ``key`` to the recorded result of run ``run_id`` (e.g. sizes after the run)."""
+def set_run_sizes(ws: Workspace, run_id: int, sizes: dict[str, Any]) -> None:
+    """Keep the recall store's and MEMORY.md's sizes after run ``run_id`` (the page's charts)."""
     with _conn(ws) as conn:
-        row = conn.execute("SELECT result FROM schedule_runs WHERE id = ?", (run_id,)).fetchone()
-        if row is None:
-            return
-        result = json.loads(row["result"]) if row["result"] else {}
-        result[key] = value
-        conn.execute(
-            "UPDATE schedule_runs SET result = ? WHERE id = ?",
-            (json.dumps(result, default=str), run_id),
-        )
+        conn.execute("UPDATE schedule_runs SET sizes = ? WHERE id = ?", (json.dumps(sizes), run_id))
 
 
 def claim_slot(ws: Workspace, job: str, slot: datetime, owner: str, now: datetime) -> bool:
