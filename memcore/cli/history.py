@@ -157,6 +157,10 @@ def do_undo(run_id: str | None, as_json: bool, lock_timeout: float) -> None:
     )
     if res.get("recallRestored"):
         click.echo(f"{len(res['recallRestored'])} promoted recall(s) can be promoted again.")
+    if res.get("evictedRestored"):
+        click.echo(f"{len(res['evictedRestored'])} evicted recall entries are back in the store.")
+    if res.get("capRaisedTo"):
+        click.echo(f"Raised [dreaming] max_entries to {res['capRaisedTo']} so they stay.")
     warn(res.get("warnings", []))
 
 

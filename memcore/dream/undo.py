@@ -11,6 +11,10 @@ appended goes with its entries. Metadata is restored from the journal; the undo 
 The recall keys a promote step marked get their previous ``promotedAt`` back (so they can be
 promoted again), through the recall store's own read/write (its SQLite mirror follows), but
 only where ``promotedAt`` is still what the run set: a later change is left alone and reported.
+
+An eviction by the recall store's cap (kind ``evict``) is undone by putting the entries of its
+sidecar back into the store (a key recorded again since keeps its live entry) and deleting the
+sidecar; ``[dreaming] max_entries`` is raised to fit, or the next record would drop them again.
 """
 
 from __future__ import annotations
@@ -205,6 +209,57 @@ def _plan_recall(
     return store, stat, restore, kept
 
 
+def _plan_evicted(
+    ws: Workspace,
+    images: dict[str, wal.FileImage],
+    store: Any,
+    stat: recall_index.Stat,
+    now: datetime,
+) -> tuple[Any, recall_index.Stat, list[str]]:
+    """For an ``evict`` run: the store with the sidecar's entries put back where their key is
+    absent, and those keys. The sidecar must be as the run wrote it (else the undo is refused
+    by the file check; ``memory status --fix`` may have restored it already)."""
+    from memcore.errors import StoreError
+    from memcore.recall import evicted
+
+    entries: dict[str, Any] = {}
+    for rel, img in images.items():
+        path = wal.abs_path(ws, rel)
+        if path.name.startswith(evicted.PREFIX) and wal.sha1_of(wal.read_bytes(path)) == (
+            img.after_sha1
+        ):
+            try:
+                entries.update(evicted.load(path))
+            except StoreError:
+                continue
+    if not entries:
+        return store, stat, []
+    if store is None:
+        stat = recall_index.file_stat(ws)
+        store = read_store(ws, now=now, normalize=False)
+        if store.quarantined:
+            stat = None
+    back = [k for k in entries if k not in store.entries]
+    for k in back:
+        store.entries[k] = entries[k]
+    return store, stat, back
+
+
+def _raise_cap(ws: Workspace, size: int) -> int | None:
+    """Raise ``[dreaming] max_entries`` to ``size`` when it is lower; the new cap or None."""
+    from memcore.errors import ConfigError
+    from memcore.workspace.config import dreaming_settings, load_config, set_value
+
+    try:
+        cap = dreaming_settings(load_config(ws)).max_entries
+    except ConfigError:
+        return None
+    if size <= cap:
+        return None
+    set_value(ws, "dreaming", "max_entries", size)
+    return size
+
+
 def _entries_differing(after: str, current: str) -> list[str]:
     """Ids of entries that differ between the run's after-image and MEMORY.md now."""
     a = {e.id: e.raw.rstrip("\r\n") for e in parse(after).entries}
@@ -349,6 +404,11 @@ def undo_run(
             store, stat, recall_back, recall_kept = _plan_recall(ws, marks, now)
             if recall_back:
                 writes[ws.store_path] = stamped_bytes(store, now)
+        evicted_back: list[str] = []
+        if row["kind"] == "evict":
+            store, stat, evicted_back = _plan_evicted(ws, images, store, stat, now)
+            if evicted_back:
+                writes[ws.store_path] = stamped_bytes(store, now)
         for rel, img in images.items():
             path = wal.abs_path(ws, rel)
             if _restorable(conn, path, img):
@@ -367,6 +427,7 @@ def undo_run(
             "changes": len(changes),
             "recallRestored": len(recall_back),
             "recallKept": len(recall_kept),
+            "evictedRestored": len(evicted_back),
         }
 
         def finish(c: Any) -> None:
@@ -405,8 +466,9 @@ def undo_run(
         )
         if exact_store:
             store = read_store(ws, now=now, normalize=False)
-        if store is not None and (recall_back or exact_store):
-            sync_mirror(ws, store, before=stat, changed=sorted(back_keys))
+        if store is not None and (recall_back or exact_store or evicted_back):
+            sync_mirror(ws, store, before=stat, changed=sorted(back_keys | set(evicted_back)))
+        cap_raised = _raise_cap(ws, len(store.entries)) if evicted_back else None
     return {
         "runId": rid,
         "undoRunId": undo_id,
@@ -416,6 +478,8 @@ def undo_run(
         "files": written,
         "recallRestored": [c.entry_id for c in recall_back],
         "recallKept": recall_kept,
+        "evictedRestored": evicted_back,
+        "capRaisedTo": cap_raised,
         "warnings": [f"recall entry {k['key']} stays as it is: {k['reason']}" for k in recall_kept],
     }
 

@@ -237,9 +237,11 @@ def get_run(conn: sqlite3.Connection, run_id: str) -> sqlite3.Row | None:
 
 
 def latest_undoable(conn: sqlite3.Connection) -> str | None:
-    """The newest applied run that is not itself an undo."""
+    """The newest applied run that is not itself an undo nor an eviction by the recall
+    store's cap (those happen as a side effect of searching; undo them by their id)."""
     row = conn.execute(
-        "SELECT run_id FROM dream_runs WHERE status = 'applied' AND kind != 'undo'"
+        "SELECT run_id FROM dream_runs WHERE status = 'applied'"
+        " AND kind NOT IN ('undo', 'evict')"
         " ORDER BY started_at DESC, rowid DESC LIMIT 1"
     ).fetchone()
     return row[0] if row else None

@@ -1,16 +1,18 @@
-"""Entries the cap took from a recall store memcore did not write, kept so nothing is lost.
+"""Entries the cap took from the recall store, kept so nothing is lost.
 
-When memcore meets a store over ``max_entries`` (another tool wrote it, or the cap was
-lowered), the entries the cap drops go to ``memory/.dreams/evicted-<UTC>.json.gz``
-(``{"version": 1, "evictedAt", "maxEntries", "entries": {...}}``, gzip). ``memory status``
-lists these files; ``memory status --fix`` puts the entries back, raising
-``[dreaming] max_entries`` in memcore.toml when the store would otherwise exceed it.
+Every time the cap drops entries (a record at the cap, a store another tool wrote over
+``max_entries``, a lowered cap), the dropped entries go to
+``memory/.dreams/evicted-<UTC>.json.gz`` (``{"version": 1, "evictedAt", "maxEntries",
+"runId", "entries": {...}}``, gzip), written as a journaled run of kind ``evict``
+(:func:`journal_eviction`), so ``memcore undo RUN`` puts them back (and ``memcore history``
+lists them). ``memory status`` lists these files; ``memory status --fix`` puts the entries of
+all of them back, raising ``[dreaming] max_entries`` in memcore.toml when the store would
+otherwise exceed it.
 """
 
 from __future__ import annotations
 
 import gzip
-import os
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -19,30 +21,78 @@ from typing import Any
 import orjson
 
 from memcore.errors import StoreError
+from memcore.workspace import db
 from memcore.workspace.clock import iso_ms
-from memcore.workspace.core import Workspace, atomic_write_bytes
+from memcore.workspace.core import Workspace
 
 PREFIX = "evicted-"
 SUFFIX = ".json.gz"
+#: The journal's kind for a run that set entries aside.
+RUN_KIND = "evict"
 
 
-def save_evicted(
-    ws: Workspace, entries: dict[str, Any], now: datetime, max_entries: int | None
-) -> Path:
-    """Write ``entries`` to a new sidecar and return its path (a name no other run has)."""
-    stamp = now.strftime("%Y%m%dT%H%M%S") + f"{now.microsecond // 1000:03d}Z"
-    doc = {"version": 1, "evictedAt": iso_ms(now), "maxEntries": max_entries, "entries": entries}
-    data = gzip.compress(orjson.dumps(doc), compresslevel=6, mtime=0)
-    for n in range(1000):
-        path = ws.dreams_dir / f"{PREFIX}{stamp}{'' if n == 0 else f'-{n}'}{SUFFIX}"
-        try:
-            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-        except FileExistsError:
-            continue
-        os.close(fd)  # the name is ours; fill it atomically
-        atomic_write_bytes(path, data)
-        return path
-    raise StoreError(f"no free name for an evicted-entries file in {ws.dreams_dir}")
+def _sidecar_bytes(
+    entries: dict[str, Any], now: datetime, max_entries: int | None, run_id: str | None
+) -> bytes:
+    doc = {
+        "version": 1,
+        "evictedAt": iso_ms(now),
+        "maxEntries": max_entries,
+        "runId": run_id,
+        "entries": entries,
+    }
+    return gzip.compress(orjson.dumps(doc), compresslevel=6, mtime=0)
+
+
+def _stamp(now: datetime) -> str:
+    return now.strftime("%Y%m%dT%H%M%S") + f"{now.microsecond // 1000:03d}Z"
+
+
+def journal_eviction(
+    ws: Workspace,
+    entries: dict[str, Any],
+    now: datetime,
+    max_entries: int | None,
+    *,
+    reason: str = "over max_entries",
+) -> tuple[str, Path]:
+    """Set ``entries`` (raw, as the store held them) aside as one journaled run: a new
+    sidecar written write-ahead, one change per key. Returns (run id, sidecar path). Call with
+    the workspace lock held, before the store without them is written (a crash in between
+    leaves them in both places, which undo and ``--fix`` both tolerate)."""
+    from memcore.journal import runs, wal
+    from memcore.journal.runs import Change
+
+    ws.ensure_dreams_dir()
+    stamp = _stamp(now)
+    path = next(
+        (
+            p
+            for n in range(1000)
+            if not (
+                p := ws.dreams_dir / f"{PREFIX}{stamp}{'' if n == 0 else f'-{n}'}{SUFFIX}"
+            ).exists()
+        ),
+        None,
+    )
+    if path is None:
+        raise StoreError(f"no free name for an evicted-entries file in {ws.dreams_dir}")
+    run_id = runs.new_run_id(now)
+    spec = wal.RunSpec(
+        run_id,
+        RUN_KIND,
+        "auto",
+        now,
+        counters={"evicted": len(entries), "maxEntries": max_entries},
+        changes=[Change("cap", "evict", key, reason) for key in entries],
+    )
+    conn = db.connect(ws.db_path)
+    try:
+        runs.ensure_schema(conn)
+        wal.commit_run(ws, conn, spec, {path: _sidecar_bytes(entries, now, max_entries, run_id)})
+    finally:
+        conn.close()
+    return run_id, path
 
 
 def sidecars(ws: Workspace) -> list[Path]:

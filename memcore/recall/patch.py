@@ -5,12 +5,17 @@ layout is known (orjson's 2-space indentation: one entry per block at four space
 then parses only the blocks of the hit keys, splices the updated blocks in, drops capped entries
 picked from the mirror, and writes the file atomically. Anything unexpected returns None and
 the caller takes the full read-modify-write path; the result on disk is the same either way.
+
+The work is linear in the file whatever the number of keys: a few keys are each found with
+one ``bytes.find``; more are found in a single regex pass over the blocks (:func:`locate`).
 """
 
 from __future__ import annotations
 
+import re
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -25,6 +30,20 @@ _HEAD = b'{\n  "version": 1,\n  "updatedAt": "'
 _ENTRIES = b'\n  "entries": {\n'
 _TAIL = b"\n  }\n}\n"
 _BLOCK_END = b"\n    }"
+#: Up to this many keys are found one ``find`` each; more take one pass over every block.
+FEW_KEYS = 8
+#: A block's first line: four spaces, the key as JSON (no raw newline can be inside), ``: {``.
+_BLOCK_START = re.compile(rb'\n    ("[^\n]*"): \{\n')
+
+
+@dataclass
+class Patched:
+    """What a patching record did: the updated entries, the dropped ones (raw, as they were
+    in the file) and how many times the file was searched from end to end."""
+
+    entries: dict[str, Any]
+    dropped: dict[str, Any]
+    file_scans: int
 
 
 def _block_bytes(key: str, entry: dict[str, Any]) -> bytes:
@@ -32,15 +51,37 @@ def _block_bytes(key: str, entry: dict[str, Any]) -> bytes:
     return b"\n    " + orjson.dumps(key) + b": " + body
 
 
-def _find_block(data: bytes, key: str, start: int) -> tuple[int, int] | None:
-    marker = b"\n    " + orjson.dumps(key) + b": {\n"
-    i = data.find(marker, start)
-    if i == -1:
-        return None
-    j = data.find(_BLOCK_END, i + len(marker) - 1)
-    if j == -1:
-        return None
-    return i, j + len(_BLOCK_END)
+def _block_end(data: bytes, i: int, marker_len: int) -> tuple[int, int] | None:
+    j = data.find(_BLOCK_END, i + marker_len - 1)
+    return None if j == -1 else (i, j + len(_BLOCK_END))
+
+
+def locate(data: bytes, keys: Iterable[str], start: int) -> tuple[dict[str, tuple[int, int]], int]:
+    """The (start, end) byte span of each key's block that is in the file after ``start``,
+    and how many end-to-end searches that took: one per key for a few keys, else one regex
+    pass over all blocks (so the cost never grows with keys x file)."""
+    wanted = list(dict.fromkeys(keys))
+    found: dict[str, tuple[int, int]] = {}
+    if len(wanted) <= FEW_KEYS:
+        for key in wanted:
+            marker = b"\n    " + orjson.dumps(key) + b": {\n"
+            i = data.find(marker, start)
+            if i != -1 and (span := _block_end(data, i, len(marker))) is not None:
+                found[key] = span
+        return found, len(wanted)
+    by_json = {orjson.dumps(k): k for k in wanted}
+    for m in _BLOCK_START.finditer(data, start):
+        key = by_json.get(m.group(1))
+        if key is not None and key not in found:
+            span = _block_end(data, m.start(), m.end() - m.start())
+            if span is not None:
+                found[key] = span
+    return found, 1
+
+
+def _block_entry(data: bytes, span: tuple[int, int]) -> Any:
+    brace = data.index(b"{", span[0] + 5)
+    return orjson.loads(data[brace : span[1]])
 
 
 def try_record(
@@ -52,10 +93,11 @@ def try_record(
     max_entries: int | None,
     protect: Callable[[dict[str, Any]], bool] | None,
     before_replace: Callable[[str], None] | None = None,
-) -> tuple[dict[str, Any], list[str]] | None:
-    """Fold recall-log ``events`` (in order) by patching the file; returns (the updated
-    entries, dropped keys) or None when the fast path does not apply. Call with the
-    workspace lock held."""
+    on_evict: Callable[[dict[str, Any]], None] | None = None,
+) -> Patched | None:
+    """Fold recall-log ``events`` (in order) by patching the file, or None when the fast path
+    does not apply. Call with the workspace lock held. ``on_evict`` gets the entries the cap
+    drops (raw), before the file is written."""
     if before is None:
         return None
     if recall_index.current_meta(conn) != before:
@@ -71,17 +113,13 @@ def try_record(
         return None
     body_start = entries_at + len(_ENTRIES) - 1
     keys = list(dict.fromkeys(h.key for ev in events for h in ev.hits))
-    found: dict[str, tuple[int, int]] = {}
-    current: dict[str, Any] = {}
-    for key in keys:
-        span = _find_block(data, key, body_start)
-        if span is not None:
-            found[key] = span
-            brace = data.index(b"{", span[0] + 5)
-            current[key] = orjson.loads(data[brace : span[1]])
+    found, scans = locate(data, keys, body_start)
+    current: dict[str, Any] = {key: _block_entry(data, span) for key, span in found.items()}
     for ev in events:
         apply_hashed(current, ev.query_hash, ev.hits, ev.at, ev.origin)
     new_keys = [k for k in keys if k not in found]
+    if new_keys and totals["invalid"]:
+        return None  # a junk entry may hold a new key's name: the full path decides
     total_after = totals["entries"] + totals["invalid"] + len(new_keys)
     dropped: list[str] = []
     if max_entries is not None and total_after > max_entries:
@@ -95,11 +133,16 @@ def try_record(
     for key, (i, j) in found.items():
         edits.append((i, j, _block_bytes(key, current[key])))
     spans = []
-    for key in dropped:
-        span = _find_block(data, key, body_start)
-        if span is None:
-            return None
-        spans.append(span)
+    evicted: dict[str, Any] = {}
+    if dropped:
+        dropped_at, n = locate(data, dropped, body_start)
+        scans += n
+        for key in dropped:
+            span = dropped_at.get(key)
+            if span is None:
+                return None
+            spans.append(span)
+            evicted[key] = _block_entry(data, span)
     for start, end in _removal_runs(data, spans):
         if data[start - 1 : start] == b"," and data[end : end + 1] == b",":
             edits.append((start, end + 1, b""))  # survivors on both sides keep one comma
@@ -119,8 +162,10 @@ def try_record(
     out = _splice(data, edits)
     if out is None:
         return None
+    if evicted and on_evict is not None:
+        on_evict(evicted)
     atomic_write_bytes(ws.store_path, out, before_replace=before_replace)
-    return current, dropped
+    return Patched(current, evicted, scans)
 
 
 def _removal_runs(data: bytes, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:

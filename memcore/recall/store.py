@@ -300,8 +300,10 @@ class FoldResult:
     events: int = 0
     dropped: int = 0
     quarantined: Path | None = None
-    evicted: Path | None = None  # sidecar holding entries a foreign over-cap store lost
+    evicted: Path | None = None  # sidecar holding the entries the cap dropped
+    evict_run: str | None = None  # the journal run that set them aside (memcore undo RUN)
     full: bool = False  # the whole store was parsed (not the patching path)
+    file_scans: int = 0  # end-to-end searches of the store file by the patching path
     notices: list[str] = field(default_factory=list)
 
 
@@ -339,16 +341,16 @@ def fold_pending(
             keys.update(h.key for h in ev.hits)
         dropped: list[str] = []
         if max_entries is not None and len(store.entries) > max_entries:
-            kept = dict(store.entries) if over else None
+            kept = dict(store.entries)
             dropped = enforce_cap(store.entries, max_entries, protect, keep=keys)
-            if kept is not None and dropped:
-                from memcore.recall.evicted import save_evicted
-
-                out.evicted = save_evicted(ws, {k: kept[k] for k in dropped}, now, max_entries)
+            if dropped:
+                _journal_eviction(ws, {k: kept[k] for k in dropped}, now, max_entries, out)
+            if over and dropped:
                 out.notices.append(
                     f"the recall store held {found} entries, over "
                     f"max_entries = {max_entries}; {len(dropped)} were set aside in "
-                    f"{out.evicted} (restore: memcore memory status --fix)"
+                    f"{out.evicted} (restore: memcore memory status --fix, or "
+                    f"memcore undo {out.evict_run})"
                 )
         write_store(
             ws,
@@ -379,6 +381,14 @@ def fold_logged(ws: Workspace, now: datetime) -> FoldResult | None:
     for notice in res.notices:
         log.warning("%s", notice)
     return res
+
+
+def _journal_eviction(
+    ws: Workspace, entries: dict[str, Any], now: datetime, max_entries: int, out: FoldResult
+) -> None:
+    from memcore.recall.evicted import journal_eviction
+
+    out.evict_run, out.evicted = journal_eviction(ws, entries, now, max_entries)
 
 
 def _cap_from_config(
@@ -416,21 +426,29 @@ def _fold_fast(
     try:
         try:
             done = recall_patch.try_record(
-                ws, conn, before, events, now, max_entries, protect, before_replace
+                ws,
+                conn,
+                before,
+                events,
+                now,
+                max_entries,
+                protect,
+                before_replace,
+                on_evict=lambda ev: _journal_eviction(ws, ev, now, max_entries or 0, out),
             )
         except (sqlite3.Error, orjson.JSONDecodeError, ValueError):
             return False
         if done is None:
             return False
-        entries, dropped = done
-        out.dropped = len(dropped)
+        dropped = list(done.dropped)
+        out.dropped, out.file_scans = len(dropped), done.file_scans
         try:
             recall_index.update_after_write(
                 ws,
-                entries,
+                done.entries,
                 before=before,
                 now_iso=iso_ms(now),
-                changed=list(entries),
+                changed=list(done.entries),
                 removed=dropped,
                 complete=False,
                 conn=conn,
