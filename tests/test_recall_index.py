@@ -47,6 +47,16 @@ def populate(ws: Workspace, n_searches: int = 60, seed: int = 7) -> None:
         )
 
 
+def _rebuilt_rows(ws: Workspace) -> dict:
+    store = recall.read_store(ws, now=NOW)
+    conn = recall_index.memory_connect()
+    try:
+        recall_index.replace_all(conn, store.entries, None)
+        return {r["key"]: r for r in conn.execute("SELECT * FROM recall_index").fetchall()}
+    finally:
+        conn.close()
+
+
 def test_incremental_mirror_equals_full_rebuild(ws: Workspace) -> None:
     populate(ws)
     incremental = mirror_rows(ws)
@@ -136,7 +146,8 @@ def test_patching_path_writes_what_the_full_path_writes(tmp_path, monkeypatch) -
 
 
 def test_recording_after_a_foreign_write_heals_the_mirror(ws: Workspace, monkeypatch) -> None:
-    """After another tool wrote the store, one search pays the full path; the next ones patch."""
+    """After another tool wrote the store (in the same layout), the mirror is brought along by
+    one parse and a per-entry diff, and the search patches the file; so do the next ones."""
     from memcore.recall import patch as recall_patch
 
     populate(ws, n_searches=10)
@@ -156,4 +167,49 @@ def test_recording_after_a_foreign_write_heals_the_mirror(ws: Workspace, monkeyp
     }
     for i in range(3):
         recall.record_recalls(ws, f"later {i}", [hit], now=NOW + timedelta(minutes=i))
-    assert patched == [False, True, True]
+    assert patched == [True, True, True]
+    assert mirror_rows(ws) == {k: recall_index.row_entry(r) for k, r in _rebuilt_rows(ws).items()}
+
+
+def test_a_foreign_write_costs_one_parse_and_updates_only_changed_entries(
+    ws: Workspace, monkeypatch
+) -> None:
+    """Another tool changed two entries, removed one and added one: the store is parsed once,
+    and the mirror rewrites exactly those rows (the rest keep their rowid)."""
+    import orjson
+
+    populate(ws, n_searches=40)
+    mirror_rows(ws)
+    doc = json.loads(ws.store_path.read_text())
+    keys = sorted(doc["entries"])
+    doc["entries"][keys[0]]["recallCount"] += 5
+    doc["entries"][keys[1]]["snippet"] = "edited elsewhere"
+    del doc["entries"][keys[2]]
+    added = dict(doc["entries"][keys[3]], startLine=99, endLine=99)
+    added["key"] = "memory:memory/2026-04-01.md:99:99"
+    doc["entries"][added["key"]] = added
+    ws.store_path.write_text(json.dumps(doc, indent=2, ensure_ascii=False))
+    conn = recall_index.connect(ws)
+    before = dict(conn.execute("SELECT key, rowid FROM recall_index"))
+    conn.close()
+
+    parses: list[int] = []
+    real = orjson.loads
+    monkeypatch.setattr(orjson, "loads", lambda data: parses.append(len(data)) or real(data))
+    conn = fresh_mirror(ws, NOW)
+    try:
+        after = dict(conn.execute("SELECT key, rowid FROM recall_index"))
+        changed = conn.execute(
+            "SELECT recall_count, snippet FROM recall_index WHERE key IN (?, ?) ORDER BY key",
+            (keys[0], keys[1]),
+        ).fetchall()
+    finally:
+        conn.close()
+    big = [n for n in parses if n > 1000]
+    assert len(big) == 1, "one parse of the store"
+    assert keys[2] not in after and added["key"] in after
+    same = {k for k in before if k in after and before[k] == after[k]}
+    assert same == set(before) - {keys[0], keys[1], keys[2]}
+    assert changed[0][0] == doc["entries"][keys[0]]["recallCount"]
+    assert changed[1][1] == "edited elsewhere"
+    assert mirror_rows(ws) == {k: recall_index.row_entry(r) for k, r in _rebuilt_rows(ws).items()}

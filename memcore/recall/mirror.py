@@ -3,8 +3,11 @@
 The JSON file stays the source of truth (and OpenClaw-compatible). Parsing a 100,000-entry
 store costs most of a second, so ranking and status read this mirror instead. The mirror
 records the size, mtime and inode of the JSON file it reflects; when they differ from the file
-on disk (another tool wrote it, or a crash fell between the two writes) it is rebuilt from the
-file before use. Writers that hold the workspace lock update it in place.
+on disk (another tool wrote it, or a crash fell between the two writes) it is brought along
+from the file before use: one parse, then only the entries whose content hash (``raw_hash``:
+length and CRC-32 of the entry's compact JSON) differs from the mirror's are normalised and
+written, in one transaction (:func:`sync_raw`). Writers that hold the workspace lock update it
+in place.
 """
 
 from __future__ import annotations
@@ -12,11 +15,14 @@ from __future__ import annotations
 import math
 import os
 import sqlite3
+import zlib
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from memcore.recall.entries import normalize_entry, unique_user_queries
+import orjson
+
+from memcore.recall.entries import js_numbers, normalize_entry, unique_user_queries
 from memcore.recall.scoring import frequency, relevance
 from memcore.workspace import db
 from memcore.workspace.clock import iso_ms, parse_iso
@@ -39,7 +45,8 @@ CREATE TABLE IF NOT EXISTS recall_index (
     promoted_at TEXT,
     eligible INTEGER NOT NULL,
     freq REAL NOT NULL,
-    rel REAL NOT NULL
+    rel REAL NOT NULL,
+    raw_hash INTEGER
 );
 CREATE INDEX IF NOT EXISTS recall_index_rank ON recall_index
     (eligible, promoted_at, recall_count, n_queries, freq, rel, last_epoch, path);
@@ -81,7 +88,7 @@ def memory_connect() -> sqlite3.Connection:
 def _ensure(conn: sqlite3.Connection) -> None:
     cols = {r[1] for r in conn.execute("PRAGMA table_info(recall_index)")}
     meta = {r[1] for r in conn.execute("PRAGMA table_info(recall_index_meta)")}
-    stale = bool(cols) and ("freq" not in cols or "rules" not in meta)
+    stale = bool(cols) and ("raw_hash" not in cols or "rules" not in meta)
     if not stale and "rules" in meta:
         row = conn.execute("SELECT rules FROM recall_index_meta WHERE id = 1").fetchone()
         stale = row is not None and row[0] != RULES
@@ -116,7 +123,15 @@ def _promoted_column(value: Any) -> str | None:
     return iso_ms(dt) if dt is not None else value
 
 
-def _row(key: str, e: Mapping[str, Any]) -> tuple[Any, ...]:
+def raw_hash(raw: Any, *, as_written: bool = False) -> int:
+    """The content hash of one entry as the file holds it (its compact JSON's length and
+    CRC-32): equal hashes mean the mirror's row for it is still right. ``as_written``: the
+    entry is memcore's in-memory one, so hash it in the numbers the file holds."""
+    data = orjson.dumps(js_numbers(raw) if as_written else raw)
+    return (len(data) << 32) | zlib.crc32(data)
+
+
+def _row(key: str, e: Mapping[str, Any], h: int | None = None) -> tuple[Any, ...]:
     count = e["recallCount"]
     promoted = _promoted_column(e.get("promotedAt"))
     return (
@@ -136,10 +151,11 @@ def _row(key: str, e: Mapping[str, Any]) -> tuple[Any, ...]:
         1 if e.get("source") == "memory" and is_daily_note_path(e["path"]) else 0,
         frequency(count),
         relevance(e["totalScore"], count),
+        h,
     )
 
 
-_UPSERT = "INSERT OR REPLACE INTO recall_index VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+_UPSERT = "INSERT OR REPLACE INTO recall_index VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
 
 
 def _set_meta(conn: sqlite3.Connection, stat: Stat, invalid: int | None = None) -> None:
@@ -173,6 +189,47 @@ def replace_all(
         raise
 
 
+def sync_raw(
+    conn: sqlite3.Connection,
+    entries: Mapping[str, Any],
+    stat: Stat,
+    now_iso: str,
+    *,
+    as_written: bool = False,
+) -> int:
+    """Make the mirror reflect the file with ``stat`` whose raw (un-normalised) entries are
+    ``entries``: entries whose content hash matches their row are left alone, the others are
+    normalised and upserted, rows of keys gone (or now invalid) deleted, in one transaction.
+    Returns how many rows changed. Costs one hash per entry beyond the parse."""
+    old: dict[str, int | None] = dict(conn.execute("SELECT key, raw_hash FROM recall_index"))
+    rows: list[tuple[Any, ...]] = []
+    gone: list[str] = []
+    invalid = 0
+    for k, raw in entries.items():
+        h = raw_hash(raw, as_written=as_written)
+        was = old.pop(k, -1)
+        if was == h:
+            continue
+        n = normalize_entry(k, raw, now_iso)
+        if n is None:
+            invalid += 1
+            if was != -1:
+                gone.append(k)
+        else:
+            rows.append(_row(k, n, h))
+    gone.extend(old)
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.executemany("DELETE FROM recall_index WHERE key = ?", ((k,) for k in gone))
+        conn.executemany(_UPSERT, rows)
+        _set_meta(conn, stat, invalid)
+        conn.execute("COMMIT")
+    except BaseException:
+        db.rollback_quietly(conn)
+        raise
+    return len(rows) + len(gone)
+
+
 def update_after_write(
     ws: Workspace,
     entries: Mapping[str, Any],
@@ -196,21 +253,17 @@ def update_after_write(
             _set_meta(conn, None)
             return
         if changed is None or _meta(conn) != before:
-            norm = {}
-            for k, e in entries.items():
-                n = normalize_entry(k, e, now_iso)
-                if n is not None:
-                    norm[k] = n
-            replace_all(conn, norm, after, len(entries) - len(norm))
+            sync_raw(conn, entries, after, now_iso, as_written=True)
             return
         conn.execute("BEGIN IMMEDIATE")
         try:
             conn.executemany("DELETE FROM recall_index WHERE key = ?", ((k,) for k in removed))
             rows = []
             for k in changed:
-                n = normalize_entry(k, entries.get(k), now_iso)
+                raw = entries.get(k)
+                n = normalize_entry(k, raw, now_iso)
                 if n is not None:
-                    rows.append(_row(k, n))
+                    rows.append(_row(k, n, raw_hash(raw, as_written=True)))
             conn.executemany(_UPSERT, rows)
             _set_meta(conn, after)
             conn.execute("COMMIT")

@@ -106,6 +106,8 @@ def try_record(
     if max_entries is not None and totals["entries"] + totals["invalid"] > max_entries:
         return None  # over the cap already: the full path keeps what it evicts
     data = ws.store_path.read_bytes()
+    if data.endswith(_TAIL[:-1]):
+        data += b"\n"  # another writer left out the final newline; memcore's file has it
     if not (data.startswith(_HEAD) and data.endswith(_TAIL)) or totals["entries"] == 0:
         return None
     entries_at = data.find(_ENTRIES)

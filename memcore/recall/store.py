@@ -328,6 +328,7 @@ def fold_pending(
     with recall_log.fold_intent(ws, segs) as before_replace:
         if not events:
             return out  # only torn or foreign lines: the segments just go
+        _heal_mirror(ws, now, out)
         before = recall_index.file_stat(ws)
         if _fold_fast(ws, before, events, now, max_entries, protect, before_replace, out):
             return out
@@ -362,7 +363,8 @@ def fold_pending(
             complete=False,
             before_replace=before_replace,
         )
-        out.dropped, out.quarantined = len(dropped), store.quarantined
+        out.dropped = len(dropped)
+        out.quarantined = out.quarantined or store.quarantined
         if store.quarantined:
             out.notices.append(
                 f"the recall store did not parse; moved aside to {store.quarantined}"
@@ -381,6 +383,32 @@ def fold_logged(ws: Workspace, now: datetime) -> FoldResult | None:
     for notice in res.notices:
         log.warning("%s", notice)
     return res
+
+
+def _heal_mirror(ws: Workspace, now: datetime, out: FoldResult) -> None:
+    """When the mirror does not reflect the store file (another tool wrote it), bring it
+    along with one parse and a per-entry diff, so this fold can take the patching path."""
+    try:
+        conn = recall_index.connect(ws)
+    except (sqlite3.Error, OSError, MemcoreError):
+        return
+    try:
+        stat = recall_index.file_stat(ws)
+        if stat is None or recall_index.current_meta(conn) == stat:
+            return
+        store = read_store(ws, now=now, normalize=False)
+        if store.quarantined:
+            out.quarantined = store.quarantined
+            out.notices.append(
+                f"the recall store did not parse; moved aside to {store.quarantined}"
+            )
+            return
+        if recall_index.file_stat(ws) == stat:
+            recall_index.sync_raw(conn, store.entries, stat, iso_ms(now))
+    except sqlite3.Error as exc:
+        log.warning("could not update the recall index in %s: %s", ws.db_path, exc)
+    finally:
+        conn.close()
 
 
 def _journal_eviction(
@@ -538,12 +566,13 @@ def _refresh(ws: Workspace, conn: sqlite3.Connection, now: datetime, set_aside: 
         return
     for _ in range(3):
         before = recall_index.file_stat(ws)
-        store = read_store(ws, now=now, set_aside=set_aside)
+        store = read_store(ws, now=now, normalize=False, set_aside=set_aside)
         after = recall_index.file_stat(ws)
         if before == after:
-            recall_index.replace_all(conn, store.entries, after, store.invalid)
+            recall_index.sync_raw(conn, store.entries, after, iso_ms(now))
             return
-    recall_index.replace_all(conn, store.entries, None)  # rebuilt until the file holds still
+    # the file kept changing: mirror what was read, to be checked again by the next reader
+    recall_index.sync_raw(conn, store.entries, None, iso_ms(now))
 
 
 def _memory_mirror(
