@@ -71,11 +71,11 @@ def locate(data: bytes, keys: Iterable[str], start: int) -> tuple[dict[str, tupl
         return found, len(wanted)
     by_json = {orjson.dumps(k): k for k in wanted}
     for m in _BLOCK_START.finditer(data, start):
-        key = by_json.get(m.group(1))
-        if key is not None and key not in found:
+        name = by_json.get(m.group(1))
+        if name is not None and name not in found:
             span = _block_end(data, m.start(), m.end() - m.start())
             if span is not None:
-                found[key] = span
+                found[name] = span
     return found, 1
 
 
