@@ -172,24 +172,14 @@ def preview(
         conn = fresh_mirror(ws, now, read_only=True)
     except StoreCorrupt as exc:
         return PromoteResult(ws=ws, thresholds=th, limit=lim, candidates=[], store_error=str(exc))
+    from memcore.recall.columns import rank_mirror  # numpy: only where ranking happens
+
     try:
-        window = None if lim is None else 2 * lim + 20
-        try:
-            rows = recall_index.top_rows(conn, now, th, window, include_promoted)
-            excl = recall_index.exclusions(conn, now, th, include_promoted)
-        except sqlite3.OperationalError:  # SQLite without math functions: score in Python
-            rows = recall_index.gate_rows(
-                conn, th.min_recall_count, th.min_unique_queries, include_promoted
-            )
-            excl = None
+        ranking = rank_mirror(conn, now, th, limit=lim, include_promoted=include_promoted)
         totals = recall_index.counts(conn)
     finally:
         conn.close()
-    passing = rank(rows, now, th, include_promoted=include_promoted)
-    if excl is None:
-        excl = {"score": len(rows) - len(passing), "total": totals["entries"], "promoted": 0}
-        if not include_promoted:
-            excl["promoted"] = totals["promoted"]
+    excl = ranking.exclusions
     by_reason = {k: v for k, v in excl.items() if k != "total" and v}
     considered = excl["total"] - excl["promoted"]
     return PromoteResult(
@@ -197,7 +187,7 @@ def preview(
         ws=ws,
         thresholds=th,
         limit=lim,
-        candidates=passing[: max(0, lim)] if lim is not None else passing,
+        candidates=ranking.candidates,
         exclusions={
             "considered": considered,
             "excluded": sum(v for k, v in by_reason.items() if k != "promoted"),

@@ -12,12 +12,11 @@ in place.
 
 from __future__ import annotations
 
-import math
 import os
 import sqlite3
 import zlib
 from collections.abc import Iterable, Mapping
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import orjson
@@ -46,10 +45,9 @@ CREATE TABLE IF NOT EXISTS recall_index (
     eligible INTEGER NOT NULL,
     freq REAL NOT NULL,
     rel REAL NOT NULL,
-    raw_hash INTEGER
+    raw_hash INTEGER,
+    last_us INTEGER
 );
-CREATE INDEX IF NOT EXISTS recall_index_rank ON recall_index
-    (eligible, promoted_at, recall_count, n_queries, freq, rel, last_epoch, path);
 CREATE TABLE IF NOT EXISTS recall_index_meta (
     id INTEGER PRIMARY KEY CHECK (id = 1),
     size INTEGER, mtime_ns INTEGER, ino INTEGER, invalid INTEGER NOT NULL DEFAULT 0,
@@ -88,7 +86,7 @@ def memory_connect() -> sqlite3.Connection:
 def _ensure(conn: sqlite3.Connection) -> None:
     cols = {r[1] for r in conn.execute("PRAGMA table_info(recall_index)")}
     meta = {r[1] for r in conn.execute("PRAGMA table_info(recall_index_meta)")}
-    stale = bool(cols) and ("raw_hash" not in cols or "rules" not in meta)
+    stale = bool(cols) and ("last_us" not in cols or "rules" not in meta)
     if not stale and "rules" in meta:
         row = conn.execute("SELECT rules FROM recall_index_meta WHERE id = 1").fetchone()
         stale = row is not None and row[0] != RULES
@@ -112,6 +110,20 @@ def _meta(conn: sqlite3.Connection) -> Stat:
 def _epoch(iso: str) -> float | None:
     dt = parse_iso(iso)
     return dt.timestamp() if dt is not None else None
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def epoch_us(dt: datetime) -> int:
+    """Whole microseconds since 1970 (exact, so columnar scoring gets the same ages as
+    datetime arithmetic)."""
+    return (dt - _EPOCH) // timedelta(microseconds=1)
+
+
+def _last_us(iso: str) -> int | None:
+    dt = parse_iso(iso)
+    return epoch_us(dt) if dt is not None else None
 
 
 def _promoted_column(value: Any) -> str | None:
@@ -152,10 +164,11 @@ def _row(key: str, e: Mapping[str, Any], h: int | None = None) -> tuple[Any, ...
         frequency(count),
         relevance(e["totalScore"], count),
         h,
+        _last_us(e["lastRecalledAt"]),
     )
 
 
-_UPSERT = "INSERT OR REPLACE INTO recall_index VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+_UPSERT = "INSERT OR REPLACE INTO recall_index VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
 
 
 def _set_meta(conn: sqlite3.Connection, stat: Stat, invalid: int | None = None) -> None:
@@ -294,20 +307,6 @@ def row_entry(row: sqlite3.Row) -> dict[str, Any]:
     }
 
 
-def gate_rows(
-    conn: sqlite3.Connection, min_recall_count: int, min_unique_queries: int, include_promoted: bool
-) -> list[dict[str, Any]]:
-    """Eligible entries passing the count gates (the score gate is the caller's)."""
-    sql = (
-        "SELECT * FROM recall_index WHERE eligible = 1 AND recall_count > 0 "
-        "AND recall_count >= ? AND n_queries >= ?"
-    )
-    if not include_promoted:
-        sql += " AND promoted_at IS NULL"
-    rows = conn.execute(sql, (min_recall_count, min_unique_queries)).fetchall()
-    return [row_entry(r) for r in rows]
-
-
 def counts(conn: sqlite3.Connection, day_start: datetime | None = None) -> dict[str, Any]:
     """Totals for status: entries, short-term (unpromoted eligible), promoted, promoted since
     ``day_start``, the last promotion, entries on files that are not daily notes (entries =
@@ -333,83 +332,6 @@ def counts(conn: sqlite3.Connection, day_start: datetime | None = None) -> dict[
         "notDailyNote": int(row[5] or 0),
         "invalid": int(meta[0]) if meta else 0,
     }
-
-
-_SCORE_SQL = """(
-    :wf * freq + :wr * rel + :wd * min(1.0, n_queries / 5.0)
-    + :wc * (CASE WHEN last_epoch IS NULL OR :now - last_epoch <= 0 THEN 1.0
-             ELSE exp(:k * (:now - last_epoch)) END)
-)"""
-
-
-def _params(now: datetime, th: Any) -> dict[str, Any]:
-    w = th.weights
-    return {
-        "rc": th.min_recall_count,
-        "uq": th.min_unique_queries,
-        "wf": w["frequency"],
-        "wr": w["relevance"],
-        "wd": w["diversity"],
-        "wc": w["recency"],
-        "now": now.timestamp(),
-        "k": -math.log(2) / th.half_life_days / 86400.0,
-        "min": th.min_score - 1e-9,
-    }
-
-
-def exclusions(
-    conn: sqlite3.Connection, now: datetime, th: Any, include_promoted: bool
-) -> dict[str, int]:
-    """How many entries each gate excludes (first failing gate), in one pass over the index.
-    Raises sqlite3.OperationalError where SQLite lacks its math functions."""
-    promoted = "0" if include_promoted else "promoted_at IS NOT NULL"
-    gates_ok = "recall_count > 0 AND recall_count >= :rc AND n_queries >= :uq"
-    row = conn.execute(
-        f"""SELECT
-            SUM(CASE WHEN eligible = 0 THEN 1 ELSE 0 END),
-            SUM(CASE WHEN eligible = 1 AND {promoted} THEN 1 ELSE 0 END),
-            SUM(CASE WHEN eligible = 1 AND NOT ({promoted})
-                     AND (recall_count <= 0 OR recall_count < :rc) THEN 1 ELSE 0 END),
-            SUM(CASE WHEN eligible = 1 AND NOT ({promoted}) AND recall_count > 0
-                     AND recall_count >= :rc AND n_queries < :uq THEN 1 ELSE 0 END),
-            SUM(CASE WHEN eligible = 1 AND NOT ({promoted}) AND {gates_ok}
-                     AND {_SCORE_SQL} < :min THEN 1 ELSE 0 END),
-            COUNT(*)
-        FROM recall_index INDEXED BY recall_index_rank""",
-        _params(now, th),
-    ).fetchone()
-    names = ("notDailyNote", "promoted", "recallCount", "uniqueQueries", "score", "total")
-    return {n: int(v or 0) for n, v in zip(names, row, strict=True)}
-
-
-def top_rows(
-    conn: sqlite3.Connection,
-    now: datetime,
-    th: Any,
-    window: int | None,
-    include_promoted: bool,
-) -> list[dict[str, Any]]:
-    """Rows passing every gate by the SQL score, best first, at most ``window``. The caller
-    re-scores them in Python (the exact formula) before trusting them. Raises
-    sqlite3.OperationalError where SQLite lacks its math functions."""
-    where = "eligible = 1 AND recall_count > 0 AND recall_count >= :rc AND n_queries >= :uq"
-    if not include_promoted:
-        where += " AND promoted_at IS NULL"
-    sql = (
-        f"SELECT key, {_SCORE_SQL} AS s FROM recall_index INDEXED BY recall_index_rank "
-        f"WHERE {where} AND s >= :min ORDER BY s DESC, recall_count DESC, path ASC"
-    )
-    if window is not None:
-        sql += f" LIMIT {int(window)}"
-    keys = [r[0] for r in conn.execute(sql, _params(now, th))]
-    if not keys:
-        return []
-    marks = ",".join("?" * len(keys))
-    by_key = {
-        r["key"]: row_entry(r)
-        for r in conn.execute(f"SELECT * FROM recall_index WHERE key IN ({marks})", keys)
-    }
-    return [by_key[k] for k in keys if k in by_key]
 
 
 def cap_victims(
