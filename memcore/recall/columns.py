@@ -63,7 +63,21 @@ def rank_mirror(
 ) -> Ranking:
     """Rank every entry of the mirror on ``conn`` as :func:`scoring.rank` ranks the entries
     (same candidates, scores and order), counting the first gate each excluded entry fails."""
-    th = th.sanitized()
+    factory = conn.row_factory
+    conn.row_factory = None  # plain tuples: a Row per entry costs more than the scoring
+    try:
+        return _rank(conn, now, th.sanitized(), limit, include_promoted)
+    finally:
+        conn.row_factory = factory
+
+
+def _rank(
+    conn: sqlite3.Connection,
+    now: datetime,
+    th: Thresholds,
+    limit: int | None,
+    include_promoted: bool,
+) -> Ranking:
     rows = conn.execute(_COLUMNS).fetchall()
     n = len(rows)
     if n == 0:
@@ -121,13 +135,16 @@ def rank_mirror(
     if limit is not None:
         order = order[: max(0, int(limit))]
     positions = order.tolist()
-    picked = [keys[i] for i in idx[order].tolist()]
-    details = _details(conn, picked, len(picked) * 2 > n)
+    rows_at = idx[order].tolist()
     comps = [a.tolist() for a in (freq, rel, div, rec, raw, score, age)]
     counts = c.tolist()
-    cands = [
-        _candidate(details[k], counts[j], j, comps) for k, j in zip(picked, positions, strict=True)
-    ]
+    if len(rows_at) * 2 > n:  # most rows: one scan in the same (path, key) order
+        every = conn.execute(_DETAILS + " ORDER BY path, key").fetchall()
+        picked = [every[i] for i in rows_at]
+    else:
+        by_key = _details(conn, [keys[i] for i in rows_at])
+        picked = [by_key[keys[i]] for i in rows_at]
+    cands = [_candidate(d, counts[j], j, comps) for d, j in zip(picked, positions, strict=True)]
     return Ranking(cands, exclusions, passing)
 
 
@@ -158,10 +175,8 @@ def _candidate(d: tuple[Any, ...], count: int, j: int, comps: list[list[float]])
     )
 
 
-def _details(conn: sqlite3.Connection, keys: Sequence[str], most: bool) -> dict[str, Any]:
-    """The other columns of the rows of ``keys`` (one full scan when they are most rows)."""
-    if most:
-        return {row[0]: row for row in conn.execute(_DETAILS)}
+def _details(conn: sqlite3.Connection, keys: Sequence[str]) -> dict[str, Any]:
+    """The other columns of the rows of ``keys``, by key."""
     out: dict[str, Any] = {}
     for i in range(0, len(keys), _CHUNK):
         part = keys[i : i + _CHUNK]

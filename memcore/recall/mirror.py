@@ -48,6 +48,7 @@ CREATE TABLE IF NOT EXISTS recall_index (
     raw_hash INTEGER,
     last_us INTEGER
 );
+CREATE INDEX IF NOT EXISTS recall_index_order ON recall_index (path, key);
 CREATE TABLE IF NOT EXISTS recall_index_meta (
     id INTEGER PRIMARY KEY CHECK (id = 1),
     size INTEGER, mtime_ns INTEGER, ino INTEGER, invalid INTEGER NOT NULL DEFAULT 0,
