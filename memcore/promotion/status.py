@@ -5,6 +5,7 @@ Used by ``memcore memory status``, the gateway's ``/api/status`` and the Dreams 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import sqlite3
@@ -17,25 +18,67 @@ from memcore.recall.evicted import summary as evicted_summary
 from memcore.recall.log import pending_events
 from memcore.recall.scoring import Thresholds, feasibility
 from memcore.recall.store import fresh_mirror, quarantined_files
-from memcore.workspace import safe_read
+from memcore.workspace import db, safe_read
 from memcore.workspace.clock import utcnow
 from memcore.workspace.config import DreamingSettings, dreaming_settings, load_config
 from memcore.workspace.core import Workspace
 
+_COUNT_CACHE = """CREATE TABLE IF NOT EXISTS memory_md_count_cache (
+    id INTEGER PRIMARY KEY CHECK (id = 1), size INTEGER, mtime_ns INTEGER, ino INTEGER,
+    entries INTEGER NOT NULL)"""
+
 
 def long_term_count(ws: Workspace) -> int:
-    """Entries in MEMORY.md, as consolidation parses them (top-level bullets and paragraphs)."""
+    """Entries in MEMORY.md, as consolidation parses them (top-level bullets and paragraphs).
+
+    Parsing a 20 MB MEMORY.md takes seconds, so the count is cached in memcore.sqlite by the
+    file's size, mtime and inode (only when the database exists: status creates nothing)."""
     from memcore.workspace.entries import parse
 
     try:
-        text = (
-            safe_read.read_text(ws, ws.memory_md, max_bytes=safe_read.MEMORY_MD_MAX_BYTES)
-            if ws.memory_md.is_file()
-            else ""
-        )
-    except MemcoreError:
+        st = ws.memory_md.stat()
+    except OSError:
         return 0
-    return len(parse(text).entries)
+    stat = (st.st_size, st.st_mtime_ns, st.st_ino)
+    conn = _count_cache(ws)
+    try:
+        if conn is not None:
+            row = conn.execute(
+                "SELECT size, mtime_ns, ino, entries FROM memory_md_count_cache WHERE id = 1"
+            ).fetchone()
+            if row is not None and tuple(row[:3]) == stat:
+                return int(row[3])
+        try:
+            text = (
+                safe_read.read_text(ws, ws.memory_md, max_bytes=safe_read.MEMORY_MD_MAX_BYTES)
+                if ws.memory_md.is_file()
+                else ""
+            )
+        except MemcoreError:
+            return 0
+        n = len(parse(text).entries)
+        if conn is not None:
+            # a busy or read-only database: the count is right, just not kept
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute(
+                    "INSERT OR REPLACE INTO memory_md_count_cache VALUES (1, ?, ?, ?, ?)",
+                    (*stat, n),
+                )
+        return n
+    finally:
+        if conn is not None:
+            conn.close()
+
+
+def _count_cache(ws: Workspace) -> sqlite3.Connection | None:
+    if not ws.db_path.exists():
+        return None
+    try:
+        conn = db.connect(ws.db_path)
+        conn.execute(_COUNT_CACHE)
+    except (sqlite3.Error, OSError, MemcoreError):
+        return None
+    return conn
 
 
 def store_counts(ws: Workspace, now: datetime, settings: DreamingSettings) -> dict[str, Any]:

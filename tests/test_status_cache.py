@@ -1,0 +1,28 @@
+"""``memory status`` counts MEMORY.md's entries once per version of the file."""
+
+from __future__ import annotations
+
+import pytest
+
+from memcore.promotion import status
+from memcore.recall.store import fresh_mirror
+from memcore.workspace import entries
+from memcore.workspace.core import Workspace
+from tests.test_recall_cap import NOW
+
+
+def test_the_long_term_count_is_parsed_once_per_file_version(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ws.memory_md.write_text("# Long-Term Memory\n\n- one\n- two\n")
+    assert status.long_term_count(ws) == 2  # no database yet: counted, nothing created
+    assert not ws.db_path.exists()
+    fresh_mirror(ws, NOW).close()  # the workspace has its database now
+    parses: list[int] = []
+    real = entries.parse
+    monkeypatch.setattr(entries, "parse", lambda text: parses.append(1) or real(text))
+    assert status.long_term_count(ws) == 2
+    assert status.long_term_count(ws) == 2
+    assert len(parses) == 1, "the second status read the cached count"
+    ws.memory_md.write_text("# Long-Term Memory\n\n- one\n- two\n- three\n")
+    assert status.long_term_count(ws) == 3 and len(parses) == 2
