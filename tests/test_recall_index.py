@@ -6,6 +6,8 @@ import json
 import random
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 from memcore.promotion import promote
 from memcore.recall import mirror as recall_index
 from memcore.recall import scoring
@@ -131,6 +133,7 @@ def _run_searches(ws: Workspace, seed: int, cap: int) -> None:
         )
 
 
+@pytest.mark.timeout(240)  # 300 recordings, most of them evicting at a tiny cap: slow under load
 def test_patching_path_writes_what_the_full_path_writes(tmp_path, monkeypatch) -> None:
     """Recording patches the file in place when it can; the bytes must match a full rewrite."""
     for seed, cap in ((1, 10), (2, 25), (3, 1000)):

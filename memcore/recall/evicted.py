@@ -12,7 +12,10 @@ otherwise exceed it.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
+import os
+import sqlite3
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -48,6 +51,24 @@ def _stamp(now: datetime) -> str:
     return now.strftime("%Y%m%dT%H%M%S") + f"{now.microsecond // 1000:03d}Z"
 
 
+def _create(path: Path, data: bytes) -> None:
+    """Create the new file ``path`` holding ``data``, fsynced. No temp file and no folder sync:
+    a half-written sidecar is deleted here, and the store written next to it right after syncs
+    the folder for both names."""
+    fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+        raise
+    os.close(fd)
+
+
 def journal_eviction(
     ws: Workspace,
     entries: dict[str, Any],
@@ -55,13 +76,20 @@ def journal_eviction(
     max_entries: int | None,
     *,
     reason: str = "over max_entries",
+    conn: sqlite3.Connection | None = None,
 ) -> tuple[str, Path]:
     """Set ``entries`` (raw, as the store held them) aside as one journaled run: a new
-    sidecar written write-ahead, one change per key. Returns (run id, sidecar path). Call with
-    the workspace lock held, before the store without them is written (a crash in between
-    leaves them in both places, which undo and ``--fix`` both tolerate)."""
-    from memcore.journal import runs, wal
+    sidecar, then the run (kind ``evict``, the sidecar's after-image, one change per key) in one
+    transaction. Returns (run id, sidecar path). Call with the workspace lock held, before the
+    store without them is written: a crash in between leaves them in both places, which undo
+    and ``--fix`` both tolerate; a crash before the run leaves a sidecar ``--fix`` restores.
+
+    The sidecar is a new file, so the run needs no preimage and no pending marker: undoing it
+    deletes the sidecar when it is still what the run wrote (the journal's file check) and puts
+    its entries back. That keeps a record at the cap cheap."""
+    from memcore.journal import runs
     from memcore.journal.runs import Change
+    from memcore.journal.wal import rel_path, sha1_of
 
     ws.ensure_dreams_dir()
     stamp = _stamp(now)
@@ -78,20 +106,43 @@ def journal_eviction(
     if path is None:
         raise StoreError(f"no free name for an evicted-entries file in {ws.dreams_dir}")
     run_id = runs.new_run_id(now)
-    spec = wal.RunSpec(
-        run_id,
-        RUN_KIND,
-        "auto",
-        now,
-        counters={"evicted": len(entries), "maxEntries": max_entries},
-        changes=[Change("cap", "evict", key, reason) for key in entries],
-    )
-    conn = db.connect(ws.db_path)
+    data = _sidecar_bytes(entries, now, max_entries, run_id)
+    _create(path, data)
+    own = conn is None
+    if conn is None:
+        conn = db.connect(ws.db_path)
     try:
         runs.ensure_schema(conn)
-        wal.commit_run(ws, conn, spec, {path: _sidecar_bytes(entries, now, max_entries, run_id)})
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.execute(
+                "INSERT INTO journal_files (run_id, path, before_sha1, after_sha1)"
+                " VALUES (?, ?, NULL, ?)",
+                (run_id, rel_path(ws, path), sha1_of(data)),
+            )
+            runs.insert_run(
+                conn,
+                run_id=run_id,
+                kind=RUN_KIND,
+                mode="auto",
+                trigger="command",
+                started=now,
+                status="applied",
+                counters={"evicted": len(entries), "maxEntries": max_entries},
+                before_sha1=None,
+                after_sha1=None,
+                changes=[Change("cap", "evict", key, reason) for key in entries],
+            )
+            conn.execute(
+                "UPDATE dream_runs SET finished_at = ? WHERE run_id = ?", (iso_ms(now), run_id)
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            db.rollback_quietly(conn)
+            raise
     finally:
-        conn.close()
+        if own:
+            conn.close()
     return run_id, path
 
 

@@ -328,47 +328,70 @@ def fold_pending(
     with recall_log.fold_intent(ws, segs) as before_replace:
         if not events:
             return out  # only torn or foreign lines: the segments just go
-        _heal_mirror(ws, now, out)
-        before = recall_index.file_stat(ws)
-        if _fold_fast(ws, before, events, now, max_entries, protect, before_replace, out):
-            return out
-        out.full = True
-        store = read_store(ws, now=now, normalize=False)
-        found = len(store.entries)
-        over = max_entries is not None and found > max_entries
-        keys: set[str] = set()
-        for ev in events:
-            apply_hashed(store.entries, ev.query_hash, ev.hits, ev.at, ev.origin)
-            keys.update(h.key for h in ev.hits)
-        dropped: list[str] = []
-        if max_entries is not None and len(store.entries) > max_entries:
-            kept = dict(store.entries)
-            dropped = enforce_cap(store.entries, max_entries, protect, keep=keys)
-            if dropped:
-                _journal_eviction(ws, {k: kept[k] for k in dropped}, now, max_entries, out)
-            if over and dropped:
-                out.notices.append(
-                    f"the recall store held {found} entries, over "
-                    f"max_entries = {max_entries}; {len(dropped)} were set aside in "
-                    f"{out.evicted} (restore: memcore memory status --fix, or "
-                    f"memcore undo {out.evict_run})"
-                )
-        write_store(
-            ws,
-            store,
-            now,
-            before=None if store.quarantined else before,
-            changed=keys,
-            removed=dropped,
-            complete=False,
-            before_replace=before_replace,
-        )
-        out.dropped = len(dropped)
-        out.quarantined = out.quarantined or store.quarantined
-        if store.quarantined:
+        try:
+            conn: sqlite3.Connection | None = recall_index.connect(ws)
+        except (sqlite3.Error, OSError, MemcoreError):
+            conn = None  # the mirror rebuilds itself on the next read
+        try:
+            return _fold_with(ws, conn, events, now, max_entries, protect, before_replace, out)
+        finally:
+            if conn is not None:
+                conn.close()
+
+
+def _fold_with(
+    ws: Workspace,
+    conn: sqlite3.Connection | None,
+    events: list[recall_log.Event],
+    now: datetime,
+    max_entries: int | None,
+    protect: Callable[[dict[str, Any]], bool] | None,
+    before_replace: Callable[[str], None],
+    out: FoldResult,
+) -> FoldResult:
+    """The fold itself, on one mirror connection (None: the full path, mirror marked stale)."""
+    if conn is not None:
+        _heal_mirror(ws, conn, now, out)
+    before = recall_index.file_stat(ws)
+    if conn is not None and _fold_fast(
+        ws, conn, before, events, now, max_entries, protect, before_replace, out
+    ):
+        return out
+    out.full = True
+    store = read_store(ws, now=now, normalize=False)
+    found = len(store.entries)
+    over = max_entries is not None and found > max_entries
+    keys: set[str] = set()
+    for ev in events:
+        apply_hashed(store.entries, ev.query_hash, ev.hits, ev.at, ev.origin)
+        keys.update(h.key for h in ev.hits)
+    dropped: list[str] = []
+    if max_entries is not None and len(store.entries) > max_entries:
+        kept = dict(store.entries)
+        dropped = enforce_cap(store.entries, max_entries, protect, keep=keys)
+        if dropped:
+            _journal_eviction(ws, {k: kept[k] for k in dropped}, now, max_entries, out, conn)
+        if over and dropped:
             out.notices.append(
-                f"the recall store did not parse; moved aside to {store.quarantined}"
+                f"the recall store held {found} entries, over "
+                f"max_entries = {max_entries}; {len(dropped)} were set aside in "
+                f"{out.evicted} (restore: memcore memory status --fix, or "
+                f"memcore undo {out.evict_run})"
             )
+    write_store(
+        ws,
+        store,
+        now,
+        before=None if store.quarantined else before,
+        changed=keys,
+        removed=dropped,
+        complete=False,
+        before_replace=before_replace,
+    )
+    out.dropped = len(dropped)
+    out.quarantined = out.quarantined or store.quarantined
+    if store.quarantined:
+        out.notices.append(f"the recall store did not parse; moved aside to {store.quarantined}")
     return out
 
 
@@ -385,13 +408,9 @@ def fold_logged(ws: Workspace, now: datetime) -> FoldResult | None:
     return res
 
 
-def _heal_mirror(ws: Workspace, now: datetime, out: FoldResult) -> None:
+def _heal_mirror(ws: Workspace, conn: sqlite3.Connection, now: datetime, out: FoldResult) -> None:
     """When the mirror does not reflect the store file (another tool wrote it), bring it
     along with one parse and a per-entry diff, so this fold can take the patching path."""
-    try:
-        conn = recall_index.connect(ws)
-    except (sqlite3.Error, OSError, MemcoreError):
-        return
     try:
         stat = recall_index.file_stat(ws)
         if stat is None or recall_index.current_meta(conn) == stat:
@@ -407,16 +426,19 @@ def _heal_mirror(ws: Workspace, now: datetime, out: FoldResult) -> None:
             recall_index.sync_raw(conn, store.entries, stat, iso_ms(now))
     except sqlite3.Error as exc:
         log.warning("could not update the recall index in %s: %s", ws.db_path, exc)
-    finally:
-        conn.close()
 
 
 def _journal_eviction(
-    ws: Workspace, entries: dict[str, Any], now: datetime, max_entries: int, out: FoldResult
+    ws: Workspace,
+    entries: dict[str, Any],
+    now: datetime,
+    max_entries: int,
+    out: FoldResult,
+    conn: sqlite3.Connection | None = None,
 ) -> None:
     from memcore.recall.evicted import journal_eviction
 
-    out.evict_run, out.evicted = journal_eviction(ws, entries, now, max_entries)
+    out.evict_run, out.evicted = journal_eviction(ws, entries, now, max_entries, conn=conn)
 
 
 def _cap_from_config(
@@ -436,6 +458,7 @@ def _cap_from_config(
 
 def _fold_fast(
     ws: Workspace,
+    conn: sqlite3.Connection,
     before: Stat,
     events: list[recall_log.Event],
     now: datetime,
@@ -448,41 +471,36 @@ def _fold_fast(
     from memcore.recall import patch as recall_patch
 
     try:
-        conn = recall_index.connect(ws)
-    except (sqlite3.Error, OSError, MemcoreError):
+        done = recall_patch.try_record(
+            ws,
+            conn,
+            before,
+            events,
+            now,
+            max_entries,
+            protect,
+            before_replace,
+            on_evict=lambda ev: _journal_eviction(ws, ev, now, max_entries or 0, out, conn),
+        )
+    except (sqlite3.Error, orjson.JSONDecodeError, ValueError):
         return False
+    if done is None:
+        return False
+    dropped = list(done.dropped)
+    out.dropped, out.file_scans = len(dropped), done.file_scans
     try:
-        try:
-            done = recall_patch.try_record(
-                ws,
-                conn,
-                before,
-                events,
-                now,
-                max_entries,
-                protect,
-                before_replace,
-                on_evict=lambda ev: _journal_eviction(ws, ev, now, max_entries or 0, out),
-            )
-        except (sqlite3.Error, orjson.JSONDecodeError, ValueError):
-            return False
-        if done is None:
-            return False
-        dropped = list(done.dropped)
-        out.dropped, out.file_scans = len(dropped), done.file_scans
-        try:
-            recall_index.update_after_write(
-                ws,
-                done.entries,
-                before=before,
-                now_iso=iso_ms(now),
-                changed=list(done.entries),
-                removed=dropped,
-                complete=False,
-                conn=conn,
-            )
-        except (sqlite3.Error, OSError) as exc:
-            log.warning("could not update the recall index in %s: %s", ws.db_path, exc)
+        recall_index.update_after_write(
+            ws,
+            done.entries,
+            before=before,
+            now_iso=iso_ms(now),
+            changed=list(done.entries),
+            removed=dropped,
+            complete=False,
+            conn=conn,
+        )
+    except (sqlite3.Error, OSError) as exc:
+        log.warning("could not update the recall index in %s: %s", ws.db_path, exc)
     finally:
         conn.close()
     return True
