@@ -27,14 +27,14 @@ from memcore.recall.mirror import epoch_us
 from memcore.recall.scoring import _DAY_S, Candidate, Thresholds, frequency
 
 _COLUMNS = (
-    "SELECT key, recall_count, total_score, n_queries, last_us, eligible,"
+    "SELECT rowid, recall_count, total_score, n_queries, last_us, eligible,"
     " promoted_at IS NOT NULL FROM recall_index ORDER BY path, key"
 )
 _DETAILS = (
     "SELECT key, path, start_line, end_line, snippet, max_score, first_recalled,"
     " last_recalled, promoted_at, n_queries FROM recall_index"
 )
-_CHUNK = 500  # keys per IN (...) query, far below SQLite's variable limit
+_CHUNK = 500  # rows per IN (...) query, far below SQLite's variable limit
 #: Gate names in the order the first failing one is reported.
 GATES = ("notDailyNote", "promoted", "recallCount", "uniqueQueries", "score")
 
@@ -65,10 +65,15 @@ def rank_mirror(
     (same candidates, scores and order), counting the first gate each excluded entry fails."""
     factory = conn.row_factory
     conn.row_factory = None  # plain tuples: a Row per entry costs more than the scoring
+    snapshot = not conn.in_transaction
+    if snapshot:  # both queries read one state of the mirror, whoever writes meanwhile
+        conn.execute("BEGIN")
     try:
         return _rank(conn, now, th.sanitized(), limit, include_promoted)
     finally:
         conn.row_factory = factory
+        if snapshot and conn.in_transaction:
+            conn.execute("COMMIT")
 
 
 def _rank(
@@ -83,7 +88,7 @@ def _rank(
     if n == 0:
         return Ranking([], {g: 0 for g in GATES} | {"total": 0}, 0)
     cols = list(zip(*rows, strict=True))
-    keys: tuple[str, ...] = cols[0]
+    rowids: tuple[int, ...] = cols[0]  # integers: cheaper to fetch than every key
     count = np.array(cols[1], dtype=np.int64)
     total = np.array(cols[2], dtype=np.float64)
     uq = np.array(cols[3], dtype=np.int64)
@@ -142,8 +147,8 @@ def _rank(
         every = conn.execute(_DETAILS + " ORDER BY path, key").fetchall()
         picked = [every[i] for i in rows_at]
     else:
-        by_key = _details(conn, [keys[i] for i in rows_at])
-        picked = [by_key[keys[i]] for i in rows_at]
+        by_rowid = _details(conn, [rowids[i] for i in rows_at])
+        picked = [by_rowid[rowids[i]] for i in rows_at]
     cands = [_candidate(d, counts[j], j, comps) for d, j in zip(picked, positions, strict=True)]
     return Ranking(cands, exclusions, passing)
 
@@ -175,12 +180,13 @@ def _candidate(d: tuple[Any, ...], count: int, j: int, comps: list[list[float]])
     )
 
 
-def _details(conn: sqlite3.Connection, keys: Sequence[str]) -> dict[str, Any]:
-    """The other columns of the rows of ``keys``, by key."""
-    out: dict[str, Any] = {}
-    for i in range(0, len(keys), _CHUNK):
-        part = keys[i : i + _CHUNK]
+def _details(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, Any]:
+    """The other columns of the rows ``rowids``, by rowid."""
+    out: dict[int, Any] = {}
+    for i in range(0, len(rowids), _CHUNK):
+        part = rowids[i : i + _CHUNK]
         marks = ",".join("?" * len(part))
-        for row in conn.execute(f"{_DETAILS} WHERE key IN ({marks})", part):
-            out[row[0]] = row
+        sql = _DETAILS.replace("SELECT ", "SELECT rowid, ", 1) + f" WHERE rowid IN ({marks})"
+        for row in conn.execute(sql, part):
+            out[row[0]] = row[1:]
     return out
