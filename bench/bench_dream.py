@@ -242,9 +242,69 @@ def _templated(n: int) -> list[str]:
     return texts
 
 
-def speed_dream(n: int, templated: bool = False) -> dict[str, Any]:
+_SPEED_CODE = r"""
+import json, resource, sys, time
+from pathlib import Path
+
+from memcore.dream import cycle, judging, merge, plan, reconcile
+from memcore.judge import analysis, candidates
+
+steps = {}
+
+
+def timed(owner, name, label):
+    fn = getattr(owner, name)
+
+    def wrap(*a, **k):
+        t = time.perf_counter()
+        try:
+            return fn(*a, **k)
+        finally:
+            steps[label] = steps.get(label, 0.0) + time.perf_counter() - t
+
+    setattr(owner, name, wrap)
+
+
+timed(cycle, "build_plan", "plan (all)")
+timed(plan, "parse", "parse MEMORY.md")
+timed(analysis.Analyzer, "for_texts", "aliases and names")
+timed(analysis.Analyzer, "_analyse", "per-entry analysis (uncached)")
+timed(plan, "_embed", "embedding (+ vector cache)")
+timed(candidates, "topk_neighbours", "top-k search")
+timed(candidates, "candidates", "candidates (all)")
+timed(judging.RunJudge, "run", "judging (+ verdict cache)")
+timed(reconcile, "reconcile", "reconcile")
+timed(merge, "clusters", "merge clusters")
+timed(merge, "draft", "merge texts and checks")
+timed(cycle, "apply_plan", "apply and journal")
+ws = Path(sys.argv[1])
+out = []
+for run in range(int(sys.argv[2])):
+    steps.clear()
+    cpu, t = time.process_time(), time.perf_counter()
+    res = cycle.run_cycle(
+        __import__("memcore.workspace.core").workspace.core.Workspace(ws),
+        mode="auto",
+        steps=("merge", "reconcile"),
+    )
+    out.append({"wall_s": time.perf_counter() - t, "cpu_s": time.process_time() - cpu,
+        "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "merged": res["merged"], "superseded": res["superseded"],
+        "conflicts": res["conflicts"], "queued": res["reviewPending"],
+        "overflow": res["reviewOverflow"], "candidates": res["candidates"],
+        "backend": res["backend"], "steps": dict(steps)})
+print(json.dumps(out))
+"""
+
+
+def speed_dream(
+    n: int, templated: bool = False, backend: str = "hashing", runs: int = 2
+) -> list[dict[str, Any]]:
     """``dream --auto`` (merge and reconcile with the offline judge) on ``n`` synthetic entries
-    with the hashing backend, in a fresh process: wall time and peak RSS."""
+    in a fresh process, ``runs`` times over the same workspace (the first run is cold: no
+    cache; the later ones find the vector, verdict and analysis caches of the earlier ones and
+    MEMORY.md as the earlier run left it): wall and CPU time, peak RSS of the process so far,
+    and the time of each step (wall; a step inside another is counted in both)."""
     tmp = Path(tempfile.mkdtemp(prefix="memcore-speed-"))
     try:
         ws = tmp / "ws"
@@ -252,25 +312,11 @@ def speed_dream(n: int, templated: bool = False) -> dict[str, Any]:
         body = "".join(f"- {t}\n" for t in synthetic_texts(n, templated))
         (ws / "MEMORY.md").write_text("# Long-Term Memory\n\n" + body, encoding="utf-8")
         (ws / "memcore.toml").write_text(
-            '[consolidation]\nembedder = "hashing"\njudge = "offline"\nmax_loss_fraction = 1\n',
+            f'[consolidation]\nembedder = "{backend}"\njudge = "offline"\nmax_loss_fraction = 1\n',
             encoding="utf-8",
         )
-        code = (
-            "import json, resource, sys, time\n"
-            "from memcore.dream import cycle\n"
-            "from memcore.workspace.core import Workspace\n"
-            "t = time.perf_counter()\n"
-            "from pathlib import Path\n"
-            "res = cycle.run_cycle(Workspace(Path(sys.argv[1])), mode='auto',"
-            " steps=('merge', 'reconcile'))\n"
-            "print(json.dumps({'wall_s': time.perf_counter() - t,"
-            " 'maxrss_mb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,"
-            " 'merged': res['merged'], 'superseded': res['superseded'],"
-            " 'conflicts': res['conflicts'], 'queued': res['reviewPending'],"
-            " 'overflow': res['reviewOverflow'], 'candidates': res['candidates']}))\n"
-        )
         proc = subprocess.run(
-            [sys.executable, "-c", code, str(ws)],
+            [sys.executable, "-c", _SPEED_CODE, str(ws), str(runs)],
             capture_output=True,
             text=True,
             cwd=ROOT,
@@ -278,11 +324,31 @@ def speed_dream(n: int, templated: bool = False) -> dict[str, Any]:
         )
         if proc.returncode != 0:
             raise RuntimeError(proc.stderr.strip().splitlines()[-1])
-        out: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
-        out["n"] = n
+        out: list[dict[str, Any]] = json.loads(proc.stdout.strip().splitlines()[-1])
+        for r in out:
+            r["n"] = n
         return out
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _load() -> str:
+    return Path("/proc/loadavg").read_text().split()[0] if Path("/proc/loadavg").exists() else "?"
+
+
+def print_speed(n: int, backend: str, runs: int) -> None:
+    load0 = _load()
+    res = speed_dream(n, backend=backend, runs=runs)
+    for k, sp in enumerate(res):
+        print(
+            f"[speed] dream --auto (merge, reconcile; offline judge, {sp['backend']}) n={n} "
+            f"run {k + 1} ({'cold' if k == 0 else 'warm'}): {sp['wall_s']:.2f}s wall, "
+            f"{sp['cpu_s']:.2f}s CPU, peak RSS {sp['maxrss_mb']:.0f} MB; "
+            f"{sp['candidates']} candidate pairs, merged {sp['merged']}, superseded "
+            f"{sp['superseded']}, conflicts {sp['conflicts']} (queued {sp['queued']}, "
+            f"over the cap {sp['overflow']}); load average {load0} -> {_load()}"
+        )
+        print("        " + ", ".join(f"{k2} {v:.2f}s" for k2, v in sp["steps"].items()))
 
 
 def speed_example() -> dict[str, float]:
@@ -316,8 +382,15 @@ def main() -> None:
     ap.add_argument("--backends", default="hashing,minilm")
     ap.add_argument("--n", type=int, default=20000)
     ap.add_argument("--skip-speed", action="store_true")
+    ap.add_argument("--only-speed", action="store_true", help="skip the quality figures")
+    ap.add_argument(
+        "--speed-backends", default="hashing", help="embedders of the speed runs (comma list)"
+    )
+    ap.add_argument("--runs", type=int, default=2, help="runs per speed workspace (1 cold)")
     args = ap.parse_args()
     for backend in [b.strip() for b in args.backends.split(",") if b.strip()]:
+        if args.only_speed:
+            break
         try:
             q = quality(backend)
         except Exception as exc:  # the extra may be missing
@@ -343,15 +416,9 @@ def main() -> None:
             f"merged={q['merged_auto']}"
         )
     if not args.skip_speed:
-        for n in sorted({300, args.n}):
-            sp = speed_dream(n)
-            print(
-                f"[speed] dream --auto (merge, reconcile; offline judge, hashing) n={sp['n']}: "
-                f"{sp['wall_s']:.2f}s wall, peak RSS {sp['maxrss_mb']:.0f} MB; "
-                f"{sp['candidates']} candidate pairs, merged {sp['merged']}, superseded "
-                f"{sp['superseded']}, conflicts {sp['conflicts']} (queued {sp['queued']}, "
-                f"over the cap {sp['overflow']})"
-            )
+        for backend in [b.strip() for b in args.speed_backends.split(",") if b.strip()]:
+            for n in sorted({300, args.n}):
+                print_speed(n, backend, args.runs)
         ex = speed_example()
         if ex:
             print(

@@ -94,3 +94,16 @@ def test_cache_is_per_judge_and_can_be_pruned(tmp_path: Path) -> None:
     assert (hit.verdict, hit.reason, hit.newer) == (Verdict.CONFLICT, "two ports", None)
     assert cache.prune("j1") == 1
     assert cache.get_many("j1", [(a, b)]) == {}
+
+
+def test_many_pairs_are_read_back_in_one_lookup(tmp_path: Path) -> None:
+    # more pairs than SQLite allows bound parameters in one statement (999 on old builds)
+    conn = db.connect(tmp_path / "memcore.sqlite")
+    views = [view(f"e{i}", f"Service {i} listens on port {8000 + i}.") for i in range(1500)]
+    pairs = [(views[i], views[i + 1]) for i in range(len(views) - 1)]
+    judge = CountingJudge()
+    first = judge_cached(judge, pairs, conn)
+    again = CountingJudge()
+    assert judge_cached(again, pairs, conn) == first
+    assert again.seen == []
+    assert all(j.newer == b.id for (_a, b), j in zip(pairs, first, strict=True))

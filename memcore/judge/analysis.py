@@ -34,7 +34,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 from memcore.judge.aliases import (
     NUMBER_WORDS,
@@ -44,6 +44,7 @@ from memcore.judge.aliases import (
     AliasTable,
     wordset,
 )
+from memcore.judge.features import Features
 
 # -- word lists ---------------------------------------------------------------------------
 
@@ -272,9 +273,14 @@ class Analysis:
     negated: bool
     change_objects: tuple[str, ...] = ()  # lower-cased phrases a change marker points at
 
-    @property
+    @cached_property
     def value_norms(self) -> frozenset[str]:
         return frozenset(f"{v.kind}:{v.norm}" for v in self.values)
+
+    @cached_property
+    def features(self) -> Features:
+        """The sets and strings the pair comparison looks things up in, built once."""
+        return Features.of(self)
 
     @property
     def attribute(self) -> frozenset[str]:

@@ -40,6 +40,7 @@ import numpy as np
 from memcore.judge import slots
 from memcore.judge.aliases import words, wordset
 from memcore.judge.analysis import WEAK_KINDS, Analysis, Analyzer, Value, stem
+from memcore.judge.features import close_to_any, squash_value
 from memcore.judge.protocol import Embeds, EntryView, Judgement, Pair, Verdict
 from memcore.judge.subject import name_covered, name_stems, names_disjoint, subjects_differ
 
@@ -95,75 +96,66 @@ class Comparison:
         return len(self.shared) / max(1, len(self.shared) + len(self.only_a) + len(self.only_b))
 
 
-def _close(x: str, y: str) -> bool:
-    """One word in two forms (``rotati`` / ``rotate``): equal, or the same first 5 letters."""
-    if x == y:
-        return True
-    if x.startswith("<") or y.startswith("<") or min(len(x), len(y)) < 5:
-        return False
-    return x[:5] == y[:5]
-
-
-def _squash(s: str) -> str:
-    return "".join(ch for ch in s.lower() if ch.isalnum() or ch in "./:@#$%°")
-
-
-def _covered(v: Value, other: Analysis, other_squashed: str) -> bool:
-    if any(w.kind == v.kind and w.norm == v.norm for w in other.values):
+def _covered(v: Value, other: Analysis) -> bool:
+    f = other.features
+    if (v.kind, v.norm) in f.value_keys:
         return True
     if v.kind == "num":
         return False  # "6" inside "16" says nothing
-    sq = _squash(v.norm.split("|")[0])
-    if len(sq) >= 2 and sq in other_squashed:
+    sq = squash_value(v.norm)
+    if len(sq) >= 2 and sq in f.squashed:
         return True
     return v.kind == "name" and name_covered(v, other)
 
 
 def compare(a: Analysis, b: Analysis, sim: float | None = None) -> Comparison:
-    """The comparison of an older entry ``a`` with a newer entry ``b``."""
+    """The comparison of an older entry ``a`` with a newer entry ``b`` (the per-entry sets
+    it looks things up in are built once per entry: :mod:`memcore.judge.features`)."""
     c = Comparison(a, b, sim)
-    sa, sb = _squash(a.text), _squash(b.text)
-    c.vals_a = [v for v in a.values if not _covered(v, b, sb)]
-    c.vals_b = [v for v in b.values if not _covered(v, a, sa)]
+    fa, fb = a.features, b.features
+    cov_a = [_covered(v, b) for v in a.values]
+    cov_b = [_covered(v, a) for v in b.values]
+    c.vals_a = [v for v, cov in zip(a.values, cov_a, strict=True) if not cov]
+    c.vals_b = [v for v, cov in zip(b.values, cov_b, strict=True) if not cov]
     c.shared_vals = len(a.values) - len(c.vals_a)
-    covered_tokens = {f"<{v.kind}:{v.norm}>" for v in a.values if v not in c.vals_a}
-    covered_tokens |= {f"<{v.kind}:{v.norm}>" for v in b.values if v not in c.vals_b}
-    ta, tb = set(a.content), set(b.content)
-    for t in ta:
-        if t in tb or t in covered_tokens or any(_close(t, u) for u in tb):
+    covered_tokens = {f"<{v.kind}:{v.norm}>" for v, cov in zip(a.values, cov_a, strict=True) if cov}
+    covered_tokens |= {
+        f"<{v.kind}:{v.norm}>" for v, cov in zip(b.values, cov_b, strict=True) if cov
+    }
+    tb, near_b = fb.content_set, fb.content_prefixes
+    for t in fa.content_order:
+        if t in covered_tokens or close_to_any(t, tb, near_b):
             c.shared.add(t)
         else:
             c.only_a.append(t)
+    ta, near_a = fa.content_set, fa.content_prefixes
     c.only_b = [
         t
-        for t in tb
-        if t not in c.shared and t not in covered_tokens and not any(_close(t, u) for u in ta)
+        for t in fb.content_order
+        if t not in c.shared and t not in covered_tokens and not close_to_any(t, ta, near_a)
     ]
-    residual_a, residual_b = set(c.only_a), set(c.only_b)
-    sm = SequenceMatcher(None, a.tokens, b.tokens, autojunk=False)
-    for tag, i1, i2, j1, j2 in sm.get_opcodes():
-        if tag == "equal":
-            continue
-        ra = [t for t in a.tokens[i1:i2] if t in residual_a]
-        rb = [t for t in b.tokens[j1:j2] if t in residual_b]
-        if ra and rb:
-            c.swaps.append((ra, rb))
-    qa: dict[str, set[str]] = {}
-    qb: dict[str, set[str]] = {}
-    for k, v in a.qualifiers:
-        qa.setdefault(k, set()).add(v)
-    for k, v in b.qualifiers:
-        qb.setdefault(k, set()).add(v)
-    for k in qa.keys() & qb.keys():
-        if not qa[k] & qb[k]:
-            c.separating.append((k, "/".join(sorted(qa[k])), "/".join(sorted(qb[k]))))
+    if c.only_a and c.only_b:  # a swap needs a leftover token on both sides
+        residual_a, residual_b = set(c.only_a), set(c.only_b)
+        sm = SequenceMatcher(None, a.tokens, b.tokens, autojunk=False)
+        for tag, i1, i2, j1, j2 in sm.get_opcodes():
+            if tag == "equal":
+                continue
+            ra = [t for t in a.tokens[i1:i2] if t in residual_a]
+            rb = [t for t in b.tokens[j1:j2] if t in residual_b]
+            if ra and rb:
+                c.swaps.append((ra, rb))
+    qa, qb = fa.qualifier_kinds, fb.qualifier_kinds
+    if qa and qb:
+        for k in qa.keys() & qb.keys():
+            if not qa[k] & qb[k]:
+                c.separating.append((k, "/".join(sorted(qa[k])), "/".join(sorted(qb[k]))))
     c.change = set(b.change - a.change)
     if c.change:
         subjects = a.subject | b.subject
         c.named_old_values = [
             v
-            for v in a.values
-            if v not in c.vals_a
+            for v, cov in zip(a.values, cov_a, strict=True)
+            if cov
             and (v.kind != "num" or v.raw.lower().startswith("v") or "." in v.norm)
             and stem(v.norm) not in subjects
         ]
@@ -452,7 +444,11 @@ class OfflineJudge:
         a, b = self.analyzer.analyse(older.text), self.analyzer.analyse(newer.text)
         if dx == dy and (a.change - b.change) and not (b.change - a.change):
             older, newer, a, b = newer, older, b, a  # one date: the one that says "now" is newer
-        if a.lang == b.lang and not a.content & b.content and not a.value_norms & b.value_norms:
+        if (
+            a.lang == b.lang
+            and a.content.isdisjoint(b.content)
+            and a.value_norms.isdisjoint(b.value_norms)
+        ):
             return Judgement(Verdict.UNRELATED, "nothing in common", 0.7)
         c = compare(a, b, sim)
         verdict, reason, conf, dated = decide(c, self.thresholds, dx != dy)

@@ -34,6 +34,7 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import cached_property
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
@@ -73,6 +74,11 @@ class EntryView:
             ensure_ascii=False,
             separators=(",", ":"),
         )
+
+    @cached_property
+    def key_hash(self) -> str:
+        """SHA-1 of :meth:`key_json`, computed once per view (one side of a pair key)."""
+        return hashlib.sha1(self.key_json().encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -123,13 +129,11 @@ class Embeds(Protocol):
 # -- verdict cache ------------------------------------------------------------------------
 
 
-def _side_hash(e: EntryView) -> str:
-    return hashlib.sha1(e.key_json().encode("utf-8")).hexdigest()
-
-
 def pair_key(a: EntryView, b: EntryView) -> str:
     """Order-independent content hash of a pair: both texts and the metadata that matters."""
-    ha, hb = sorted((_side_hash(a), _side_hash(b)))
+    ha, hb = a.key_hash, b.key_hash
+    if hb < ha:
+        ha, hb = hb, ha
     return hashlib.sha1(f"{ha}|{hb}".encode()).hexdigest()
 
 
@@ -150,17 +154,20 @@ class VerdictCache:
         self.conn = conn
         conn.execute(_SCHEMA)
 
-    def get_many(self, judge_id: str, pairs: Sequence[Pair]) -> dict[int, Judgement]:
-        keys = [pair_key(a, b) for a, b in pairs]
+    def get_many(
+        self, judge_id: str, pairs: Sequence[Pair], keys: Sequence[str] | None = None
+    ) -> dict[int, Judgement]:
+        """Cached judgements by position in ``pairs`` (``keys``: their :func:`pair_key`, when
+        the caller has them already). One query, however many pairs."""
+        if keys is None:
+            keys = [pair_key(a, b) for a, b in pairs]
         found: dict[str, tuple[str, str, float, str | None, str | None]] = {}
-        unique = list(dict.fromkeys(keys))
-        for s in range(0, len(unique), 500):
-            part = unique[s : s + 500]
-            marks = ",".join("?" * len(part))
+        if keys:
             for row in self.conn.execute(
                 "SELECT pair, verdict, reason, confidence, newer_side, merged_text"
-                f" FROM judge_verdicts WHERE judge = ? AND pair IN ({marks})",
-                [judge_id, *part],
+                " FROM judge_verdicts WHERE judge = ?"
+                " AND pair IN (SELECT value FROM json_each(?))",
+                (judge_id, json.dumps(list(dict.fromkeys(keys)))),
             ):
                 found[row[0]] = (row[1], row[2], float(row[3]), row[4], row[5])
         out: dict[int, Judgement] = {}
@@ -171,22 +178,28 @@ class VerdictCache:
             verdict, reason, conf, side, merged = hit
             newer = None
             if side is not None:
-                newer = a.id if side == _side_hash(a) else b.id if side == _side_hash(b) else None
+                newer = a.id if side == a.key_hash else b.id if side == b.key_hash else None
             out[i] = Judgement(Verdict(verdict), reason, conf, newer, merged)
         return out
 
     def put_many(
-        self, judge_id: str, pairs: Sequence[Pair], judgements: Sequence[Judgement]
+        self,
+        judge_id: str,
+        pairs: Sequence[Pair],
+        judgements: Sequence[Judgement],
+        keys: Sequence[str] | None = None,
     ) -> None:
+        """Store judgements (``keys``: the pairs' :func:`pair_key`, when the caller has them);
+        skipped ones are left out."""
+        if keys is None:
+            keys = [pair_key(a, b) for a, b in pairs]
         rows = []
-        for (a, b), j in zip(pairs, judgements, strict=True):
+        for (a, b), j, key in zip(pairs, judgements, keys, strict=True):
             if j.verdict is None:
                 continue  # skipped: ask again next time
-            side = {a.id: _side_hash(a), b.id: _side_hash(b)}.get(j.newer or "")
+            side = a.key_hash if j.newer == a.id else b.key_hash if j.newer == b.id else None
             verdict = j.verdict.value
-            rows.append(
-                (pair_key(a, b), judge_id, verdict, j.reason, j.confidence, side, j.merged_text)
-            )
+            rows.append((key, judge_id, verdict, j.reason, j.confidence, side, j.merged_text))
         if not rows:
             return
         own_tx = not self.conn.in_transaction
@@ -221,7 +234,8 @@ def judge_cached(
     if conn is None:
         return judge.judge(pairs)
     cache = VerdictCache(conn)
-    have = cache.get_many(judge.judge_id, pairs)
+    keys = [pair_key(a, b) for a, b in pairs]
+    have = cache.get_many(judge.judge_id, pairs, keys)
     todo = [i for i in range(len(pairs)) if i not in have]
     if todo:
         fresh = judge.judge([pairs[i] for i in todo])
@@ -229,6 +243,6 @@ def judge_cached(
             raise ValueError(
                 f"judge {judge.judge_id} returned {len(fresh)} judgements for {len(todo)} pairs"
             )
-        cache.put_many(judge.judge_id, [pairs[i] for i in todo], fresh)
+        cache.put_many(judge.judge_id, [pairs[i] for i in todo], fresh, [keys[i] for i in todo])
         have.update(zip(todo, fresh, strict=True))
     return [have[i] for i in range(len(pairs))]
