@@ -35,48 +35,106 @@ def _project(vecs: np.ndarray) -> np.ndarray:
 def _sketch(vecs: np.ndarray) -> np.ndarray:
     """A fixed signed folding of the columns onto 256 (a count sketch): every input dimension
     adds, with a seeded sign, to one output dimension. Dot products are kept in expectation;
-    it costs one pass over the matrix, not a product with a 4096 x 256 matrix."""
+    it costs one pass over the non-zeros, not a product with a 4096 x 256 matrix.
+
+    The sum of each output cell runs over the folds in order (fold 0 first), so the result
+    is bit for bit the dense fold's; within one fold a cell gets at most one input."""
     n, dim = vecs.shape
     rng = np.random.default_rng(20261201)
     width = -(-dim // _PROJECT_DIM) * _PROJECT_DIM
     perm = rng.permutation(width)
     signs = rng.choice(np.array([-1.0, 1.0], dtype=np.float32), size=width)
-    out = np.empty((n, _PROJECT_DIM), dtype=np.float32)
-    for s in range(0, n, 4096):
-        part = np.zeros((min(4096, n - s), width), dtype=np.float32)
-        part[:, :dim] = vecs[s : s + 4096]
-        folded = (part[:, perm] * signs).reshape(len(part), width // _PROJECT_DIM, _PROJECT_DIM)
-        out[s : s + len(part)] = folded.sum(axis=1)
+    where = np.empty(width, dtype=np.int64)
+    where[perm] = np.arange(width)  # input column -> its place in the folded layout
+    rows, cols = np.nonzero(vecs)
+    vals = vecs[rows, cols] * signs[where[cols]]
+    fold, cell = np.divmod(where[cols], _PROJECT_DIM)
+    out = np.zeros((n, _PROJECT_DIM), dtype=np.float32)
+    order = np.argsort(fold, kind="stable")
+    bounds = np.searchsorted(fold[order], np.arange(width // _PROJECT_DIM + 1))
+    for f in range(width // _PROJECT_DIM):
+        part = order[bounds[f] : bounds[f + 1]]
+        out[rows[part], cell[part]] += vals[part]
     return out
+
+
+_GROUP = 32  # columns per group when a row's best values are pre-selected
+
+
+def _best_columns(block: np.ndarray, m: int) -> np.ndarray:
+    """The ``m`` best columns of each row of ``block`` (highest value first, equal values by
+    lower column), without sorting whole rows: the ``m``-th highest of the row's group maxima
+    (groups of :data:`_GROUP` columns) is a lower bound of its ``m``-th highest value, so
+    only the few values at or above it are ranked. Needs ``m`` groups or more per row."""
+    b, n = block.shape
+    full = n // _GROUP
+    gmax = block[:, : full * _GROUP].reshape(b, full, _GROUP).max(axis=2)
+    if n > full * _GROUP:
+        tail = block[:, full * _GROUP :].max(axis=1, keepdims=True)
+        gmax = np.concatenate([gmax, tail], axis=1)
+    g = int(gmax.shape[1])
+    bound = np.partition(gmax, g - m, axis=1)[:, g - m]
+    rr, cc = np.nonzero(block >= bound[:, None])  # rows ascending, then columns
+    vv = block[rr, cc]
+    order = np.lexsort((cc, -vv, rr))
+    rr, cc = rr[order], cc[order]
+    starts = np.searchsorted(rr, np.arange(b))
+    rank = np.arange(len(rr)) - starts[rr]
+    return cc[rank < m].reshape(b, m)
 
 
 def topk_neighbours(vecs: np.ndarray, k: int) -> list[tuple[int, int, float]]:
     """Each row's ``k`` most similar other rows (no threshold), as deduplicated (i < j, cosine)
-    pairs sorted by (i, j). Wide vectors of many rows: 2k coarse neighbours in the projection,
-    re-ranked with the exact cosine."""
+    pairs sorted by (i, j). Wide vectors of many rows: 3k coarse neighbours in a sketch,
+    re-ranked with the exact cosine.
+
+    The matrix products run as they always have (numpy's BLAS, its own threads): a
+    different thread count can change a product in its last bit, and so which of two equal
+    neighbours is kept. Large rows are pre-selected (:func:`_best_columns`); a row whose
+    choice rests on equal similarities (the last place shared by two rows) is chosen with
+    ``np.argpartition`` instead, which decides such ties as this function always has."""
     n = int(vecs.shape[0])
     if n < 2 or k < 1:
         return []
     vecs = np.ascontiguousarray(vecs, dtype=np.float32)
     kk = min(k, n - 1)
+    dots = _Dots(vecs)
     coarse = vecs
     wide = vecs.shape[1] > 2 * _PROJECT_DIM and n > 4 * k
     if wide:
         coarse = _sketch(vecs)
     kc = min(3 * kk if wide else kk, n - 1)
     vt = np.ascontiguousarray(coarse.T)
-    rows_i: list[np.ndarray] = []
-    rows_j: list[np.ndarray] = []
-    for s in range(0, n, _BLOCK):
+    fast = n // _GROUP >= 4 * (kc + 1) and not (wide and dots.dense)
+
+    def block_top(s: int) -> tuple[np.ndarray, np.ndarray]:
         block = coarse[s : s + _BLOCK] @ vt  # (rows, n)
         b = block.shape[0]
-        block[np.arange(b), np.arange(b) + s] = -np.inf  # not oneself
-        top = np.argpartition(-block, kc - 1, axis=1)[:, :kc]
-        rows_i.append(np.repeat(np.arange(s, s + b), kc))
-        rows_j.append(top.reshape(-1))
-    ii = np.concatenate(rows_i).astype(np.int64)
-    jj = np.concatenate(rows_j).astype(np.int64)
-    sims = exact_dots(vecs, ii, jj)
+        here = np.arange(b)
+        block[here, here + s] = -np.inf  # not oneself
+        ii = np.repeat(np.arange(s, s + b), kc)
+        if not fast:
+            np.negative(block, out=block)
+            top = np.argpartition(block, kc - 1, axis=1)[:, :kc]
+            return top, dots(ii, top.reshape(-1))
+        best = _best_columns(block, kc + 1)
+        vals = block[here[:, None], best]
+        redo = vals[:, kc - 1] == vals[:, kc]  # a tie for the last place
+        top = np.ascontiguousarray(best[:, :kc])
+        sims = dots(ii, top.reshape(-1)).reshape(b, kc)
+        if wide:  # the exact re-rank keeps kk of kc: a tie for its last place too
+            ranked = -np.sort(-sims, axis=1)
+            redo |= ranked[:, kk - 1] == ranked[:, kk]
+        if redo.any():
+            idx = np.nonzero(redo)[0]
+            top[idx] = np.argpartition(-block[idx], kc - 1, axis=1)[:, :kc]
+            sims[idx] = dots(np.repeat(idx + s, kc), top[idx].reshape(-1)).reshape(-1, kc)
+        return top, sims.reshape(-1)
+
+    parts = [block_top(s) for s in range(0, n, _BLOCK)]
+    ii = np.repeat(np.arange(n, dtype=np.int64), kc)
+    jj = np.concatenate([t.reshape(-1) for t, _ in parts]).astype(np.int64)
+    sims = np.concatenate([d for _, d in parts])
     if wide:  # keep each row's k best by the exact cosine
         order = np.lexsort((-sims, ii))
         ii, jj, sims = ii[order], jj[order], sims[order]
@@ -119,41 +177,59 @@ def exact_dots(vecs: np.ndarray, ii: np.ndarray, jj: np.ndarray) -> np.ndarray:
     over the non-zeros of the ``jj`` rows against a contiguous block of ``ii`` rows: the cost
     is O(pairs x non-zeros), not O(pairs x dimensions). Dense vectors use a plain gather.
     """
-    n = int(vecs.shape[0])
-    out = np.empty(len(ii), dtype=np.float32)
-    counts = np.count_nonzero(vecs, axis=1)
-    if counts.mean() > 0.25 * vecs.shape[1]:
-        for s in range(0, len(ii), 4096):
-            out[s : s + 4096] = np.einsum(
-                "ij,ij->i", vecs[ii[s : s + 4096]], vecs[jj[s : s + 4096]]
+    return _Dots(vecs)(ii, jj)
+
+
+class _Dots:
+    """:func:`exact_dots` over one matrix, its non-zero structure found once. Each pair's
+    product is computed on its own: the result of a pair does not depend on the others."""
+
+    def __init__(self, vecs: np.ndarray) -> None:
+        self.vecs = vecs
+        n = int(vecs.shape[0])
+        self.counts = np.count_nonzero(vecs, axis=1)
+        self.dense = bool(self.counts.mean() > 0.25 * vecs.shape[1])
+        if self.dense:
+            return
+        self.indptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(self.counts, out=self.indptr[1:])
+        self.rows, cols = np.nonzero(vecs)
+        self.vals = vecs[self.rows, cols]
+        self.cols = cols.astype(np.int32)
+
+    def __call__(self, ii: np.ndarray, jj: np.ndarray) -> np.ndarray:
+        vecs = self.vecs
+        n = int(vecs.shape[0])
+        out = np.empty(len(ii), dtype=np.float32)
+        if self.dense:
+            for s in range(0, len(ii), 4096):
+                out[s : s + 4096] = np.einsum(
+                    "ij,ij->i", vecs[ii[s : s + 4096]], vecs[jj[s : s + 4096]]
+                )
+            return out
+        counts, indptr, cols, vals = self.counts, self.indptr, self.cols, self.vals
+        order = np.argsort(ii, kind="stable")
+        si, sj = ii[order], jj[order]
+        res = np.zeros(len(ii), dtype=np.float32)
+        for s in range(0, n, _BLOCK):
+            lo, hi = np.searchsorted(si, [s, s + _BLOCK])
+            if lo == hi:
+                continue
+            bi, bj = si[lo:hi] - s, sj[lo:hi]
+            lens = counts[bj]
+            total = int(lens.sum())
+            if total == 0:
+                continue
+            pair = np.repeat(np.arange(hi - lo), lens)
+            pos = (
+                np.arange(total)
+                - np.repeat(np.cumsum(lens) - lens, lens)
+                + np.repeat(indptr[bj], lens)
             )
+            prod = vecs[s : s + _BLOCK][bi[pair], cols[pos]] * vals[pos]
+            res[lo:hi] = np.bincount(pair, weights=prod, minlength=hi - lo)
+        out[order] = res
         return out
-    indptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(counts, out=indptr[1:])
-    _rows, cols = np.nonzero(vecs)
-    vals = vecs[_rows, cols]
-    cols = cols.astype(np.int32)
-    del _rows
-    order = np.argsort(ii, kind="stable")
-    si, sj = ii[order], jj[order]
-    res = np.zeros(len(ii), dtype=np.float32)
-    for s in range(0, n, _BLOCK):
-        lo, hi = np.searchsorted(si, [s, s + _BLOCK])
-        if lo == hi:
-            continue
-        bi, bj = si[lo:hi] - s, sj[lo:hi]
-        lens = counts[bj]
-        total = int(lens.sum())
-        if total == 0:
-            continue
-        pair = np.repeat(np.arange(hi - lo), lens)
-        pos = (
-            np.arange(total) - np.repeat(np.cumsum(lens) - lens, lens) + np.repeat(indptr[bj], lens)
-        )
-        prod = vecs[s : s + _BLOCK][bi[pair], cols[pos]] * vals[pos]
-        res[lo:hi] = np.bincount(pair, weights=prod, minlength=hi - lo)
-    out[order] = res
-    return out
 
 
 def _topk_pairs(
