@@ -1,14 +1,17 @@
 """Consolidation quality and speed figures.
 
-    python bench/bench_dream.py [--backends hashing,minilm] [--n 20000] [--sweep]
+    python bench/bench_dream.py [--backends hashing,minilm] [--n 20000] [--skip-speed]
+    python bench/bench_dream.py --only-speed [--speed-backends hashing,use-m3] [--runs 2]
 
 Per backend, on the labelled evaluation workspace of bench/eval/: merge precision and recall
 over pairs (report level, and what --auto applies), near-miss false merges, contradictions
 merged, cross-scope merges, conflicts found, stale items forgotten, pinned items kept, and the
 share of questions still answerable from MEMORY.md after ``dream --auto``, with the offline
-judge. Speed: a whole ``dream --auto`` (candidates, judge, merges) on --n synthetic entries with
-the hashing backend (wall time and peak RSS, in a fresh process), and ``memcore dream --auto``
-on examples/workspace.
+judge. Speed: a whole ``dream --auto`` (candidates, judge, merges) on 300 and --n synthetic
+entries per speed backend, in a fresh process, --runs times over the same workspace (run 1
+cold, later runs warm: the caches of the earlier runs, MEMORY.md as they left it): wall and CPU
+time, peak RSS, the time of each step and the load average; and ``memcore dream --auto`` on
+examples/workspace.
 """
 
 from __future__ import annotations

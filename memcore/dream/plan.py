@@ -226,19 +226,26 @@ def _judge_steps(
     """Candidates, verdicts, merges, supersessions and conflicts (see the module docstring)."""
     from memcore.dream import judging, merge, reconcile
     from memcore.judge.analysis import Analyzer
+    from memcore.judge.analysis_cache import AnalysisCache
     from memcore.judge.candidates import candidates
 
     entries, metas = plan.doc.entries, plan.metas
     views = [judging.view(e, metas[e.id]) for e in entries]
-    analyzer = Analyzer.for_texts(v.text for v in views)
-    emb, vecs = _embed([v.text for v in views], settings, conn, write_cache, progress)
+    texts = [v.text for v in views]
+    analyzer = Analyzer.for_texts(texts)
+    analyses = AnalysisCache(conn) if conn is not None and write_cache else None
+    if analyses is not None:
+        analyses.load(analyzer, texts)  # unchanged entries are not analysed again
+    emb, vecs = _embed(texts, settings, conn, write_cache, progress)
     plan.backend = emb.id
     cands = candidates(views, vecs, analyzer)
     plan.candidates = len(cands)
-    judge = judging.make_judge(plan.ws, settings, emb, analyzer, [v.text for v in views], vecs)
+    judge = judging.make_judge(plan.ws, settings, emb, analyzer, texts, vecs)
     plan.judge = judge.judge_id
     plan.model = judge.model_name
     verdicts = judge.run([(views[c.i], views[c.j]) for c in cands], conn if write_cache else None)
+    if analyses is not None:
+        analyses.store(analyzer, texts)
     judged = []
     sims = {(c.i, c.j): c.sim for c in cands}
     for c, jd in zip(cands, verdicts, strict=True):

@@ -394,6 +394,11 @@ class Analyzer:
                 prev = m.group(0) if m.group("punct") else "w"
         return cls(aliases=aliases, names=frozenset(names))
 
+    def preload(self, analyses: dict[str, Analysis]) -> None:
+        """Analyses made earlier by an analyzer with the same tables (text -> analysis), e.g.
+        from :class:`memcore.judge.analysis_cache.AnalysisCache`: not made again."""
+        self._cache.update(analyses)
+
     def analyse(self, text: str) -> Analysis:
         hit = self._cache.get(text)
         if hit is None:

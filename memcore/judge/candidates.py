@@ -113,7 +113,8 @@ def candidates(
         if len(members) < 2:
             continue
         idx = np.asarray(members, dtype=np.int64)
-        for a, b, s in topk_neighbours(vecs[idx], k):
+        group = vecs if len(members) == n else vecs[idx]  # one scope: no copy of every row
+        for a, b, s in topk_neighbours(group, k):
             i, j = sorted((members[a], members[b]))
             found[(i, j)] = Candidate(i, j, float(s), "knn")
         cap = max_df if max_df is not None else max(4, round(0.01 * len(members)))

@@ -142,12 +142,17 @@ def idf_from_df(df: np.ndarray, n_docs: int) -> np.ndarray:
     return (np.log((1.0 + n_docs) / (1.0 + df)) + 1.0).astype(np.float32)
 
 
-def doc_freq(texts: Sequence[str]) -> tuple[np.ndarray, int]:
-    """Bucket document frequencies of texts, and their number."""
+def doc_freq(
+    texts: Sequence[str], blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
+) -> tuple[np.ndarray, int]:
+    """Bucket document frequencies of texts, and their number (``blocks``: gets the raw
+    blocks of :data:`_BATCH` texts, for a caller that embeds the same texts next)."""
     df = np.zeros(DIM, dtype=np.int64)
     for start in range(0, len(texts), _BATCH):
-        _, bucket, _ = _raw_block(texts[start : start + _BATCH])
-        df += np.bincount(bucket, minlength=DIM)
+        block = _raw_block(texts[start : start + _BATCH])
+        df += np.bincount(block[1], minlength=DIM)
+        if blocks is not None:
+            blocks.append(block)
     return df, len(texts)
 
 
@@ -164,6 +169,8 @@ class HashingEmbedder:
     def __init__(self, idf: np.ndarray | None = None) -> None:
         self._idf: np.ndarray | None = None
         self._fingerprint = ""
+        # the texts of the last fit and their raw blocks (the dream embeds what it fitted on)
+        self._fitted: tuple[list[str], list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = ([], [])
         if idf is not None:
             self.set_idf(idf)
 
@@ -188,8 +195,11 @@ class HashingEmbedder:
 
     def fit(self, texts: Sequence[str]) -> HashingEmbedder:
         """Fit the bucket IDF on a corpus (the memory itself); returns self."""
-        df, n = doc_freq(list(texts))
+        texts = list(texts)
+        blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        df, n = doc_freq(texts, blocks)
         self.set_idf(idf_from_df(df, n))
+        self._fitted = (texts, blocks)  # embedding the same texts next reuses them
         return self
 
     def raw(self, text: str) -> tuple[np.ndarray, np.ndarray]:
@@ -201,8 +211,10 @@ class HashingEmbedder:
         texts = list(texts)
         out = np.zeros((len(texts), DIM), dtype=np.float32)
         idf = self.idf.astype(np.float64)
-        for start in range(0, len(texts), _BATCH):
-            doc, bucket, val = _raw_block(texts[start : start + _BATCH])
+        fitted, blocks = self._fitted
+        reuse = texts == fitted
+        for k, start in enumerate(range(0, len(texts), _BATCH)):
+            doc, bucket, val = blocks[k] if reuse else _raw_block(texts[start : start + _BATCH])
             val = val * idf[bucket]
             norms = np.sqrt(np.bincount(doc, weights=val * val, minlength=_BATCH))
             with np.errstate(divide="ignore", invalid="ignore"):
