@@ -227,7 +227,6 @@ def _judge_steps(
     from memcore.dream import judging, merge, reconcile
     from memcore.judge.analysis import Analyzer
     from memcore.judge.analysis_cache import AnalysisCache
-    from memcore.judge.candidates import candidates
 
     entries, metas = plan.doc.entries, plan.metas
     views = [judging.view(e, metas[e.id]) for e in entries]
@@ -238,7 +237,7 @@ def _judge_steps(
         analyses.load(analyzer, texts)  # unchanged entries are not analysed again
     emb, vecs = _embed(texts, settings, conn, write_cache, progress)
     plan.backend = emb.id
-    cands = candidates(views, vecs, analyzer)
+    cands = _candidates(views, vecs, analyzer, emb, conn if write_cache else None)
     plan.candidates = len(cands)
     judge = judging.make_judge(plan.ws, settings, emb, analyzer, texts, vecs)
     plan.judge = judge.judge_id
@@ -274,6 +273,25 @@ def _judge_steps(
                 gone.update(d.absorbed)
             else:
                 protected.update([d.keeper, *d.absorbed])
+
+
+def _candidates(
+    views: Sequence[Any], vecs: Any, analyzer: Any, emb: Any, conn: sqlite3.Connection | None
+) -> list[Any]:
+    """Candidate pairs, from the last run's when nothing they depend on changed."""
+    from memcore.judge.candidate_cache import CandidateCache, candidates_key
+    from memcore.judge.candidates import candidates
+    from memcore.search.embeddings import cache_id
+
+    if conn is None:
+        return candidates(views, vecs, analyzer)
+    cache = CandidateCache(conn)
+    key = candidates_key(views, cache_id(emb), analyzer)
+    found = cache.get(key)
+    if found is None:
+        found = candidates(views, vecs, analyzer)
+        cache.put(key, found)
+    return found
 
 
 def _merge_proposal(plan: Plan, d: Any, sim: dict[str, Meta]) -> MergeProposal:
