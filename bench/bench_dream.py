@@ -282,14 +282,21 @@ timed(merge, "draft", "merge texts and checks")
 timed(cycle, "apply_plan", "apply and journal")
 ws = Path(sys.argv[1])
 out = []
+if sys.argv[3] == "preview":  # a preview keeps its caches only in an existing memcore.sqlite
+    from memcore.dream import tables
+    from memcore.workspace.core import Workspace
+
+    with tables.connect(Workspace(ws)):
+        pass
 for run in range(int(sys.argv[2])):
     steps.clear()
     cpu, t = time.process_time(), time.perf_counter()
     res = cycle.run_cycle(
         __import__("memcore.workspace.core").workspace.core.Workspace(ws),
-        mode="auto",
+        mode=sys.argv[3],
         steps=("merge", "reconcile"),
     )
+    res.setdefault("reviewOverflow", 0)
     out.append({"wall_s": time.perf_counter() - t, "cpu_s": time.process_time() - cpu,
         "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "merged": res["merged"], "superseded": res["superseded"],
@@ -301,12 +308,13 @@ print(json.dumps(out))
 
 
 def speed_dream(
-    n: int, templated: bool = False, backend: str = "hashing", runs: int = 2
+    n: int, templated: bool = False, backend: str = "hashing", runs: int = 2, mode: str = "auto"
 ) -> list[dict[str, Any]]:
     """``dream --auto`` (merge and reconcile with the offline judge) on ``n`` synthetic entries
     in a fresh process, ``runs`` times over the same workspace (the first run is cold: no
     cache; the later ones find the vector, verdict and analysis caches of the earlier ones and
-    MEMORY.md as the earlier run left it): wall and CPU time, peak RSS of the process so far,
+    MEMORY.md as the earlier run left it; ``mode`` "preview": nothing is applied, so every
+    later run finds the memory unchanged): wall and CPU time, peak RSS of the process so far,
     and the time of each step (wall; a step inside another is counted in both)."""
     tmp = Path(tempfile.mkdtemp(prefix="memcore-speed-"))
     try:
@@ -319,7 +327,7 @@ def speed_dream(
             encoding="utf-8",
         )
         proc = subprocess.run(
-            [sys.executable, "-c", _SPEED_CODE, str(ws), str(runs)],
+            [sys.executable, "-c", _SPEED_CODE, str(ws), str(runs), mode],
             capture_output=True,
             text=True,
             cwd=ROOT,
@@ -339,12 +347,13 @@ def _load() -> str:
     return Path("/proc/loadavg").read_text().split()[0] if Path("/proc/loadavg").exists() else "?"
 
 
-def print_speed(n: int, backend: str, runs: int) -> None:
+def print_speed(n: int, backend: str, runs: int, mode: str = "auto") -> None:
     load0 = _load()
-    res = speed_dream(n, backend=backend, runs=runs)
+    res = speed_dream(n, backend=backend, runs=runs, mode=mode)
     for k, sp in enumerate(res):
         print(
-            f"[speed] dream --auto (merge, reconcile; offline judge, {sp['backend']}) n={n} "
+            f"[speed] dream {'--auto' if mode == 'auto' else '(preview)'} (merge, reconcile; "
+            f"offline judge, {sp['backend']}) n={n} "
             f"run {k + 1} ({'cold' if k == 0 else 'warm'}): {sp['wall_s']:.2f}s wall, "
             f"{sp['cpu_s']:.2f}s CPU, peak RSS {sp['maxrss_mb']:.0f} MB; "
             f"{sp['candidates']} candidate pairs, merged {sp['merged']}, superseded "
@@ -390,6 +399,10 @@ def main() -> None:
         "--speed-backends", default="hashing", help="embedders of the speed runs (comma list)"
     )
     ap.add_argument("--runs", type=int, default=2, help="runs per speed workspace (1 cold)")
+    ap.add_argument(
+        "--mode", choices=("auto", "preview"), default="auto", help="speed runs apply or not"
+    )
+    ap.add_argument("--sizes", default="", help="speed sizes (comma list; default 300 and --n)")
     args = ap.parse_args()
     for backend in [b.strip() for b in args.backends.split(",") if b.strip()]:
         if args.only_speed:
@@ -420,8 +433,9 @@ def main() -> None:
         )
     if not args.skip_speed:
         for backend in [b.strip() for b in args.speed_backends.split(",") if b.strip()]:
-            for n in sorted({300, args.n}):
-                print_speed(n, backend, args.runs)
+            sizes = [int(x) for x in args.sizes.split(",") if x] or sorted({300, args.n})
+            for n in sizes:
+                print_speed(n, backend, args.runs, args.mode)
         ex = speed_example()
         if ex:
             print(
