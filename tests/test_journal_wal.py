@@ -286,3 +286,28 @@ def test_a_run_killed_after_it_was_marked_done_leaves_no_kept_file(ws: Workspace
     assert _status(ws, "done-run") == "applied"
     assert [n for n in os.listdir(ws.root) if n.endswith(".tmp")] == []
     assert not ws.pending_run_path.exists()
+
+
+def test_a_marker_that_cannot_be_removed_leaves_the_run_applied_and_the_next_lock_tidies(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The folder turning read-only between the last file write and the marker's removal:
+    # the files and the journal are final, so the command must succeed, not fail.
+    ws.memory_md.write_bytes(b"# M\n- one\n")
+    real_unlink = os.unlink
+
+    def refuse_marker(path: str | os.PathLike[str], *a: object, **k: object) -> None:
+        if Path(path) == ws.pending_run_path:
+            raise OSError(30, "Read-only file system", str(path))
+        real_unlink(path, *a, **k)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "unlink", refuse_marker)
+    rid = _commit(ws, {ws.memory_md: b"# M\n- one\n- two\n"})
+    assert ws.pending_run_path.exists()
+    monkeypatch.setattr(os, "unlink", real_unlink)
+    assert _status(ws, rid) == "applied"
+    with ws.lock(timeout=5):
+        pass  # the next lock holder finds a settled run: nothing is rolled back
+    assert ws.memory_md.read_bytes() == b"# M\n- one\n- two\n"
+    assert _status(ws, rid) == "applied"
+    assert not ws.pending_run_path.exists()

@@ -354,9 +354,18 @@ def _drop_temps(path: Path) -> None:
 
 
 def _remove_marker(ws: Workspace) -> None:
-    with contextlib.suppress(FileNotFoundError):
+    """Best effort: a marker left behind (the folder turned read-only, an I/O error) only
+    makes the next lock holder look at a run that is already settled, so failing to remove
+    it must not turn a finished run into a failed command."""
+    try:
         os.unlink(ws.pending_run_path)
-    _fsync_dir(ws.dreams_dir)
+    except FileNotFoundError:
+        pass
+    except OSError as e:
+        log.warning("could not remove %s (%s); the next command will", ws.pending_run_path, e)
+        return
+    with contextlib.suppress(OSError):
+        _fsync_dir(ws.dreams_dir)
 
 
 def _roll_back_here(
