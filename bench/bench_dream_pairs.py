@@ -189,7 +189,7 @@ def run(split: str, backend: str) -> dict[str, Any]:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--split", choices=("tune", "holdout"), default="tune")
+    ap.add_argument("--split", choices=("tune", "holdout", "fresh"), default="tune")
     ap.add_argument("--backends", default="hashing,minilm")
     args = ap.parse_args()
     for backend in [b.strip() for b in args.backends.split(",") if b.strip()]:

@@ -256,7 +256,7 @@ def synthetic_timing(n: int, k: int, per_entry: int) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--split", choices=("tune", "holdout"), default="tune")
+    ap.add_argument("--split", choices=("tune", "holdout", "fresh"), default="tune")
     ap.add_argument("--k", type=int, default=5)
     ap.add_argument("--per-entry", type=int, default=3)
     ap.add_argument("--pool", type=int, default=20000, help="synthetic pool size (0: skip)")

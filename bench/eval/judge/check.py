@@ -1,4 +1,4 @@
-"""Validate both splits of the judge pair set and print counts per category per split.
+"""Validate every split of the judge pair set and print counts per category per split.
 
     python bench/eval/judge/check.py
 
@@ -6,7 +6,7 @@ Checks the schema, unique ids, label/category consistency, dates (b is never old
 conflicts share one date), the pinned rule, scopes (they differ only in ``cross-scope``),
 that every detail token and question answer occurs in the entry texts it must survive in,
 the translation language mix, the minimum sizes, and that no entry text is shared between
-the two splits. Exits 1 on any error.
+two splits. Exits 1 on any error.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ MIN_PER_CATEGORY = 15
 MIN_OVERRIDE = {"translation": 20, "qualifier-near-miss": 30}
 LANGS = ("fr", "de", "es", "zh", "ja")
 MIN_EN_PAIRS_PER_LANG = 4
-ID_PREFIX = {"tune": "t", "holdout": "h"}
+ID_PREFIX = {"tune": "t", "holdout": "h", "fresh": "g"}
 
 SCOPE_RE = re.compile(r"^(global|project:[a-z0-9][a-z0-9-]*|session:[A-Za-z0-9][A-Za-z0-9-]*)$")
 LANG_NOTE_RE = re.compile(r"^([a-z]{2})/([a-z]{2})\b")
@@ -226,21 +226,20 @@ def main() -> int:
             + ", ".join(f"en/{x}={langs[x]}" for x in LANGS)
             + f", other/other={langs['other-other']}"
         )
-    shared = texts["tune"] & texts["holdout"]
-    for t in sorted(shared):
-        errors.append(f"entry text in both splits: {t!r}")
+    for i, first in enumerate(SPLITS):
+        for second in SPLITS[i + 1 :]:
+            for t in sorted(texts[first] & texts[second]):
+                errors.append(f"entry text in both {first} and {second}: {t!r}")
 
     width = max(len(c) for c in CATEGORIES)
-    print(f"\n{'category':<{width}}  {'tune':>5}  {'holdout':>7}")
+    head = "".join(f"  {split:>7}" for split in SPLITS)
+    print(f"\n{'category':<{width}}{head}")
     for cat in CATEGORIES:
-        print(f"{cat:<{width}}  {counts['tune'][cat]:>5}  {counts['holdout'][cat]:>7}")
-    print(
-        f"{'total':<{width}}  {sum(counts['tune'].values()):>5}  "
-        f"{sum(counts['holdout'].values()):>7}"
-    )
-    print(f"\n{'label':<{width}}  {'tune':>5}  {'holdout':>7}")
+        print(f"{cat:<{width}}" + "".join(f"  {counts[sp][cat]:>7}" for sp in SPLITS))
+    print(f"{'total':<{width}}" + "".join(f"  {sum(counts[sp].values()):>7}" for sp in SPLITS))
+    print(f"\n{'label':<{width}}{head}")
     for lab in LABELS:
-        print(f"{lab:<{width}}  {labels['tune'][lab]:>5}  {labels['holdout'][lab]:>7}")
+        print(f"{lab:<{width}}" + "".join(f"  {labels[sp][lab]:>7}" for sp in SPLITS))
 
     if errors:
         print(f"\n{len(errors)} error(s):", file=sys.stderr)

@@ -3,7 +3,7 @@
     from bench.eval.judge.load import load
     pairs = load("tune")
 
-The holdout split is for the final report only: do not load it while tuning a judge.
+The holdout and fresh splits are for reports only: do not load them while tuning a judge.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-SPLITS = ("tune", "holdout")
+SPLITS = ("tune", "holdout", "fresh")
 
 
 def path(split: str) -> Path:
@@ -23,7 +23,7 @@ def path(split: str) -> Path:
 
 
 def load(split: str) -> list[dict]:
-    """All pairs of ``split`` ("tune" or "holdout"), in file order, one dict per line."""
+    """All pairs of ``split`` (one of SPLITS), in file order, one dict per line."""
     rows: list[dict] = []
     with path(split).open(encoding="utf-8") as f:
         for n, line in enumerate(f, 1):
