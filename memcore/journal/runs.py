@@ -189,6 +189,16 @@ def _loads(text: str, run_id: str, what: str) -> Any:
         ) from None
 
 
+def _counters(text: str | None) -> dict[str, Any]:
+    """A run's counters are a summary for display, not what undo works from: a corrupt value
+    reads as ``{"unreadable": true}`` so one damaged row never stops history from listing."""
+    try:
+        value = json.loads(text or "{}")
+    except (ValueError, TypeError):
+        return {"unreadable": True}
+    return value if isinstance(value, dict) else {"unreadable": True}
+
+
 def _run_json(r: sqlite3.Row) -> dict[str, Any]:
     return {
         "runId": r["run_id"],
@@ -198,7 +208,7 @@ def _run_json(r: sqlite3.Row) -> dict[str, Any]:
         "ranAt": r["started_at"],
         "finishedAt": r["finished_at"],
         "status": r["status"],
-        "counters": _loads(r["counters"] or "{}", r["run_id"], "counters"),
+        "counters": _counters(r["counters"]),
         "changes": r["changes"],
         "files": [p for p in (r["files"] or "").split("\n") if p],
         "undoOf": r["undo_of"],
