@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench" / "eval"))
 
-from build import build  # noqa: E402
+from facts_ws import build  # noqa: E402
 
 from memcore.dream import cycle, tables  # noqa: E402
 from memcore.dream import plan as planning  # noqa: E402
