@@ -54,21 +54,35 @@ def dream_cmd(
       memcore sessions dream --auto        # only when the automatic gates say so
       memcore sessions dream --session 2026-11-20-ledger-reversals --json
     """
+    if session and project:
+        raise click.UsageError("--session and --project cannot be combined; pick one scope")
+    if automatic and (session or project):
+        raise click.UsageError("--auto runs every scope; drop --session / --project")
+    report = _run_dream(model, automatic=automatic, session=session, project=project)
+    if as_json:
+        echo_json(report)
+    else:
+        click.echo(format_report(report))
+    if report.get("status") in ("failed", "stopped"):
+        raise SystemExit(1)
+
+
+def _run_dream(
+    model: str | None, *, automatic: bool, session: str | None, project: str | None
+) -> dict[str, Any]:
+    """One session dream of this workspace in one scope, with progress on stderr; SIGTERM
+    stops it cleanly (finished work kept)."""
     from memcore.judge.llm import make_llm
     from memcore.sessions import dream
     from memcore.sessions.control import StopEvent, stop_on_sigterm
     from memcore.workspace.clock import utcnow
     from memcore.workspace.config import load_config
 
-    if session and project:
-        raise click.UsageError("--session and --project cannot be combined; pick one scope")
-    if automatic and (session or project):
-        raise click.UsageError("--auto runs every scope; drop --session / --project")
     ws = current_workspace()
     llm = make_llm(load_config(ws), model) if model else None
     stop = StopEvent()
     with progress_bar() as progress, stop_on_sigterm(stop):
-        report = dream(
+        return dream(
             ws,
             now=utcnow(),
             automatic=automatic,
@@ -79,12 +93,6 @@ def dream_cmd(
             session=session,
             project=project,
         )
-    if as_json:
-        echo_json(report)
-    else:
-        click.echo(format_report(report))
-    if report.get("status") in ("failed", "stopped"):
-        raise SystemExit(1)
 
 
 def format_report(report: dict[str, Any]) -> str:
@@ -210,11 +218,7 @@ def retry_cmd(run_id: str, model: str | None, as_json: bool) -> None:
       memcore sessions retry 3f2a9c --model extractive --json
     """
     from memcore.errors import InputError
-    from memcore.judge.llm import make_llm
-    from memcore.sessions import dream
-    from memcore.sessions.control import StopEvent, job, stop_on_sigterm
-    from memcore.workspace.clock import utcnow
-    from memcore.workspace.config import load_config
+    from memcore.sessions.control import job
 
     conn = _jobs_db()
     try:
@@ -224,20 +228,9 @@ def retry_cmd(run_id: str, model: str | None, as_json: bool) -> None:
     if j["status"] == "running":
         raise InputError(f"session dream {j['id']} is still running; stop it first")
     scope: dict[str, str] = dict(j["scope"] or {})  # type: ignore[call-overload]
-    ws = current_workspace()
-    llm = make_llm(load_config(ws), model) if model else None
-    stop = StopEvent()
-    with progress_bar() as progress, stop_on_sigterm(stop):
-        report = dream(
-            ws,
-            now=utcnow(),
-            llm=llm,
-            clock=utcnow,
-            progress=progress,
-            stop=stop,
-            session=scope.get("session"),
-            project=scope.get("project"),
-        )
+    report = _run_dream(
+        model, automatic=False, session=scope.get("session"), project=scope.get("project")
+    )
     report["retry_of"] = j["id"]
     if as_json:
         echo_json(report)
