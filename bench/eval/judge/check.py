@@ -56,7 +56,7 @@ MIN_PER_CATEGORY = 15
 MIN_OVERRIDE = {"translation": 20, "qualifier-near-miss": 30}
 LANGS = ("fr", "de", "es", "zh", "ja")
 MIN_EN_PAIRS_PER_LANG = 4
-ID_PREFIX = {"tune": "t", "holdout": "h", "fresh": "g"}
+ID_PREFIX = {"tune": "t", "holdout": "h", "fresh": "g", "fresh2": "n"}
 
 SCOPE_RE = re.compile(r"^(global|project:[a-z0-9][a-z0-9-]*|session:[A-Za-z0-9][A-Za-z0-9-]*)$")
 LANG_NOTE_RE = re.compile(r"^([a-z]{2})/([a-z]{2})\b")

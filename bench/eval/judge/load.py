@@ -3,7 +3,7 @@
     from bench.eval.judge.load import load
     pairs = load("tune")
 
-The holdout and fresh splits are for reports only: do not load them while tuning a judge.
+The holdout, fresh and fresh2 splits are for reports only: do not load them while tuning a judge.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-SPLITS = ("tune", "holdout", "fresh")
+SPLITS = ("tune", "holdout", "fresh", "fresh2")
 
 
 def path(split: str) -> Path:
