@@ -63,8 +63,30 @@ from collections import Counter
 from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import cast
 
 __all__ = ["KINDS", "Finding", "contains_secret", "find_secrets", "redact"]
+
+
+class _LazyPattern:
+    """A regular expression compiled on first use: ``find_secrets`` runs only the rules whose
+    hints occur in the text, so a process that redacts a few snippets compiles a few patterns
+    (compiling all of them took about 20 ms, a quarter of a ``memory record`` process)."""
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self._args = (pattern, flags)
+
+    def __getattr__(self, name: str) -> object:
+        compiled = re.compile(*self._args)
+        for method in ("match", "search", "finditer", "fullmatch", "findall", "sub", "split"):
+            setattr(self, method, getattr(compiled, method))  # later calls skip this function
+        return getattr(compiled, name)
+
+
+def _lazy_re(pattern: str, flags: int = 0) -> re.Pattern[str]:
+    """``re.compile(pattern, flags)``, deferred until the pattern is first used."""
+    return cast("re.Pattern[str]", _LazyPattern(pattern, flags))
+
 
 KINDS: tuple[str, ...] = (
     "private-key",
@@ -152,7 +174,7 @@ def find_secrets(text: str) -> list[Finding]:
 
 # --- machinery --------------------------------------------------------------------------------
 
-_MARKER = re.compile(r"\[REDACTED:[a-z0-9-]{1,40}\]")
+_MARKER = _lazy_re(r"\[REDACTED:[a-z0-9-]{1,40}\]")
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 _Judge = Callable[[re.Match[str], str], "str | None"]
@@ -323,13 +345,13 @@ def _set(words: str) -> frozenset[str]:
 
 # --- private keys -----------------------------------------------------------------------------
 
-_PEM = re.compile(r"-----(BEGIN|END)[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
-_PEM_BODY = re.compile(r"(?:[A-Za-z0-9+/=\s\\:,]|-(?!----))*+")
+_PEM = _lazy_re(r"-----(BEGIN|END)[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
+_PEM_BODY = _lazy_re(r"(?:[A-Za-z0-9+/=\s\\:,]|-(?!----))*+")
 _PEM_BODY_CHARS = frozenset(
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=\r\n\\"
 )
-_B64_RUN = re.compile(r"[A-Za-z0-9+/=]{16}")
-_B64_WORD = re.compile(r"[A-Za-z0-9+/=]{4}")
+_B64_RUN = _lazy_re(r"[A-Za-z0-9+/=]{16}")
+_B64_WORD = _lazy_re(r"[A-Za-z0-9+/=]{4}")
 _PEM_MAX = 65536
 
 
@@ -418,111 +440,140 @@ _AUTHORIZATION = (
 _TOKEN_RULES: list[_Rule] = [
     _Rule(
         "jwt",
-        re.compile(
+        _lazy_re(
             r"(?P<s>eyJ(?<![A-Za-z0-9_.-]eyJ)[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]{8,}+"
             r"\.[A-Za-z0-9_-]*+)"
         ),
+        hints=("eyj",),
     ),
     _Rule(
-        "anthropic-key", re.compile(r"(?P<s>sk-ant-(?<![A-Za-z0-9_-]sk-ant-)[A-Za-z0-9_-]{20,}+)")
+        "anthropic-key",
+        _lazy_re(r"(?P<s>sk-ant-(?<![A-Za-z0-9_-]sk-ant-)[A-Za-z0-9_-]{20,}+)"),
+        hints=("sk-ant-",),
     ),
     _Rule(
         "openai-key",
-        re.compile(
+        _lazy_re(
             r"(?P<s>sk-(?<![A-Za-z0-9_-]sk-)(?P<proj>proj-|svcacct-|admin-)?"
             r"(?P<body>[A-Za-z0-9_-]{20,}+))"
         ),
         judge=_openai,
+        hints=("sk-",),
     ),
     _Rule(
         "github-token",
-        re.compile(r"(?P<s>gh[pousr]_(?<![A-Za-z0-9_]gh[pousr]_)[A-Za-z0-9]{30,}+)"),
+        _lazy_re(r"(?P<s>gh[pousr]_(?<![A-Za-z0-9_]gh[pousr]_)[A-Za-z0-9]{30,}+)"),
+        hints=("gh",),
     ),
     _Rule(
         "github-token",
-        re.compile(r"(?P<s>github_pat_(?<![A-Za-z0-9_]github_pat_)[A-Za-z0-9_]{30,}+)"),
+        _lazy_re(r"(?P<s>github_pat_(?<![A-Za-z0-9_]github_pat_)[A-Za-z0-9_]{30,}+)"),
+        hints=("github_pat_",),
     ),
     _Rule(
         "gitlab-token",
-        re.compile(
+        _lazy_re(
             r"(?P<s>gl(?<![A-Za-z0-9_-]gl)(?:pat|dt|rt|ptt|cbt|oas|ft|imt|soat)-"
             r"[A-Za-z0-9_-]{20,}+)"
         ),
+        hints=("gl",),
     ),
-    _Rule("npm-token", re.compile(r"(?P<s>npm_(?<![A-Za-z0-9_]npm_)[A-Za-z0-9]{30,}+)")),
+    _Rule(
+        "npm-token", _lazy_re(r"(?P<s>npm_(?<![A-Za-z0-9_]npm_)[A-Za-z0-9]{30,}+)"), hints=("npm_",)
+    ),
     _Rule(
         "huggingface-token",
-        re.compile(r"(?P<s>hf_(?<![A-Za-z0-9_]hf_)[A-Za-z0-9]{30,}+)(?![A-Za-z0-9_])"),
+        _lazy_re(r"(?P<s>hf_(?<![A-Za-z0-9_]hf_)[A-Za-z0-9]{30,}+)(?![A-Za-z0-9_])"),
         judge=_huggingface,
+        hints=("hf_",),
     ),
     _Rule(
         "pypi-token",
-        re.compile(r"(?P<s>pypi-AgE(?<![A-Za-z0-9_-]pypi-AgE)[A-Za-z0-9_-]{40,}+)"),
+        _lazy_re(r"(?P<s>pypi-AgE(?<![A-Za-z0-9_-]pypi-AgE)[A-Za-z0-9_-]{40,}+)"),
+        hints=("pypi-age",),
     ),
     _Rule(
         "slack-webhook",
-        re.compile(r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<s>[A-Za-z0-9/_-]{8,}+)"),
+        _lazy_re(r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<s>[A-Za-z0-9/_-]{8,}+)"),
+        hints=("hooks.slack.com/",),
     ),
     _Rule(
         "slack-token",
-        re.compile(r"(?P<s>x(?<![A-Za-z0-9_-]x)(?:ox[abposre]|app)-[A-Za-z0-9-]{10,}+)"),
+        _lazy_re(r"(?P<s>x(?<![A-Za-z0-9_-]x)(?:ox[abposre]|app)-[A-Za-z0-9-]{10,}+)"),
+        hints=("xox", "xapp-"),
     ),
     _Rule(
         "stripe-key",
-        re.compile(r"(?P<s>sk_(?<![A-Za-z0-9_]sk_)(?:live|test)_[A-Za-z0-9]{16,}+)"),
+        _lazy_re(r"(?P<s>sk_(?<![A-Za-z0-9_]sk_)(?:live|test)_[A-Za-z0-9]{16,}+)"),
+        hints=("sk_",),
     ),
     _Rule(
         "stripe-key",
-        re.compile(r"(?P<s>rk_(?<![A-Za-z0-9_]rk_)(?:live|test)_[A-Za-z0-9]{16,}+)"),
+        _lazy_re(r"(?P<s>rk_(?<![A-Za-z0-9_]rk_)(?:live|test)_[A-Za-z0-9]{16,}+)"),
+        hints=("rk_",),
     ),
-    _Rule("stripe-key", re.compile(r"(?P<s>whsec_(?<![A-Za-z0-9_]whsec_)[A-Za-z0-9+/=]{24,}+)")),
-    _Rule("google-api-key", re.compile(r"(?P<s>AIza(?<![A-Za-z0-9_-]AIza)[A-Za-z0-9_-]{30,}+)")),
+    _Rule(
+        "stripe-key",
+        _lazy_re(r"(?P<s>whsec_(?<![A-Za-z0-9_]whsec_)[A-Za-z0-9+/=]{24,}+)"),
+        hints=("whsec_",),
+    ),
+    _Rule(
+        "google-api-key",
+        _lazy_re(r"(?P<s>AIza(?<![A-Za-z0-9_-]AIza)[A-Za-z0-9_-]{30,}+)"),
+        hints=("aiza",),
+    ),
     _Rule(
         "google-oauth-token",
-        re.compile(r"(?P<s>ya29\.(?<![A-Za-z0-9_.-]ya29\.)[A-Za-z0-9_-]{20,}+)"),
+        _lazy_re(r"(?P<s>ya29\.(?<![A-Za-z0-9_.-]ya29\.)[A-Za-z0-9_-]{20,}+)"),
+        hints=("ya29.",),
     ),
     _Rule(
         "aws-access-key",
-        re.compile(
+        _lazy_re(
             r"(?P<s>(?:AKIA|ASIA|ABIA|ACCA)(?<![A-Za-z0-9][A-Z]{4})[A-Z0-9]{16})(?![A-Za-z0-9])"
         ),
+        hints=("akia", "asia", "abia", "acca"),
     ),
     _Rule(
         "azure-account-key",
-        re.compile(r"AccountKey(?<![A-Za-z0-9]AccountKey)[ \t]*=[ \t]*(?P<s>[A-Za-z0-9+/=]{20,}+)"),
+        _lazy_re(r"AccountKey(?<![A-Za-z0-9]AccountKey)[ \t]*=[ \t]*(?P<s>[A-Za-z0-9+/=]{20,}+)"),
+        hints=("accountkey",),
     ),
     _Rule(
         "azure-account-key",
-        re.compile(
+        _lazy_re(
             r"SharedAccessKey(?<![A-Za-z0-9]SharedAccessKey)[ \t]*=[ \t]*"
             r"(?P<s>[A-Za-z0-9+/=]{20,}+)"
         ),
+        hints=("sharedaccesskey",),
     ),
     _Rule(
         "azure-sas",
-        re.compile(
+        _lazy_re(
             r"SharedAccessSignature(?<![A-Za-z0-9]SharedAccessSignature)"
             r"(?:[ \t]*=[ \t]*|[ \t]+)(?P<s>[^\s;'\"]{8,}+)"
         ),
+        hints=("sharedaccesssignature",),
     ),
     _Rule(
         "azure-sas",
-        re.compile(r"sig=(?<=[?&;]sig=)(?P<s>[A-Za-z0-9%+/=_-]{16,}+)"),
+        _lazy_re(r"sig=(?<=[?&;]sig=)(?P<s>[A-Za-z0-9%+/=_-]{16,}+)"),
+        hints=("sig=",),
     ),
     _Rule(
         "basic-auth",
-        re.compile(_AUTHORIZATION + r"(?i:basic)[ \t]+(?P<s>[A-Za-z0-9+/=]{8,}+)"),
+        _lazy_re(_AUTHORIZATION + r"(?i:basic)[ \t]+(?P<s>[A-Za-z0-9+/=]{8,}+)"),
         hints=("authorization",),
     ),
     _Rule(
         "bearer-token",
-        re.compile(_AUTHORIZATION + r"(?i:token|bot|apikey)[ \t]+(?P<s>[A-Za-z0-9._~+/=-]{8,}+)"),
+        _lazy_re(_AUTHORIZATION + r"(?i:token|bot|apikey)[ \t]+(?P<s>[A-Za-z0-9._~+/=-]{8,}+)"),
         judge=_bearer,
         hints=("authorization",),
     ),
     _Rule(
         "bearer-token",
-        re.compile(
+        _lazy_re(
             r"earer(?<=[Bb]earer)(?<![A-Za-z0-9_-][Bb]earer)"
             r"[ \t]+(?P<s>[A-Za-z0-9._~+/=-]{16,}+)"
         ),
@@ -531,24 +582,24 @@ _TOKEN_RULES: list[_Rule] = [
     ),
     _Rule(
         "basic-auth",
-        re.compile(
+        _lazy_re(
             r"-(?<!\S-)(?:u|-user)[ \t]+[\"']?"
             r"(?:\[REDACTED:[a-z0-9-]{1,40}\]|[^\s:'\"\[\]]){1,200}+:(?P<s>[^\s'\"]{1,512}+)"
         ),
         judge=_curl_user,
         hints=("curl",),
-        context=re.compile(r"\bcurl\b"),
+        context=_lazy_re(r"\bcurl\b"),
     ),
 ]
 
 # --- credentials in URLs ----------------------------------------------------------------------
 
-_URL_USERINFO = re.compile(
+_URL_USERINFO = _lazy_re(
     r"://(?<=[A-Za-z0-9+.-]://)"
     r"(?:\[REDACTED:[a-z0-9-]{1,40}\]|[^\s:/?#@'\"<>\[\]]){0,256}+"
     r":(?P<s>(?:[^\s/?#@'\"<>]|@(?=[^\s/?#@'\"<>]{0,256}+@)){1,256}+)@"
 )
-_URL_QUERY = re.compile(
+_URL_QUERY = _lazy_re(
     r"[?&](?P<key>(?i:access_token|refresh_token|id_token|auth_token|token|api_key|apikey"
     r"|api-key|client_secret|password|passwd|secret|x-amz-signature|x-amz-security-token"
     r"|x-goog-signature|signature|key))=(?P<s>[^\s&#'\"<>]{1,2048}+)"
@@ -591,7 +642,7 @@ _VALUE = (
     r"|(?P<uq>(?:[^\s\"'`,;)}\]<>|\\=]|=(?![^\s\"'`,;)}\]<>|\\=])){1,512}+))"
 )
 _VALUE_GROUPS = ("dq", "sq", "bq", "uq")
-_ASSIGN = re.compile(
+_ASSIGN = _lazy_re(
     r"(?:(?<=\$env:)|(?<![A-Za-z0-9_.$:-]))"  # a key starts a word; PowerShell's $env:NAME too
     + _GATE
     + r"(?P<key>[A-Za-z_$][A-Za-z0-9_.$-]{0,80}+)"
@@ -599,19 +650,19 @@ _ASSIGN = re.compile(
     r"(?:(?P<sp>[ \t]{0,3}+)(?P<sep>:=|=>|=|:)(?![:=])|[ \t]++(?P<is>is)[ \t]++)"
     r"(?:\*\*|__)?[ \t]{0,3}+" + _VALUE
 )
-_FLAG = re.compile(
+_FLAG = _lazy_re(
     r"-(?<![A-Za-z0-9_-]-)-?" + _GATE + r"(?P<key>[A-Za-z][A-Za-z0-9-]{0,40}+)"
     r"(?:(?P<sep>=)|[ \t]++)" + _VALUE
 )
-_XML = re.compile(
+_XML = _lazy_re(
     r"<" + _GATE + r"(?P<key>[A-Za-z_][A-Za-z0-9_.:-]{0,60}+)>(?P<dq>[^<\n]{1,1024}+)</"
 )
-_DB_CLI = re.compile(r"-(?<![A-Za-z0-9_-]-)p(?P<s>[^\s'\"-][^\s'\"]{3,255}+)")
-_LOGIN_CLI = re.compile(r"-(?<![A-Za-z0-9_-]-)p[ \t]++(?P<s>[^\s'\"-][^\s'\"]{3,255}+)")
-_REDIS_CLI = re.compile(r"-(?<![A-Za-z0-9_-]-)a[ \t]++(?P<s>[^\s'\"-][^\s'\"]{3,255}+)")
+_DB_CLI = _lazy_re(r"-(?<![A-Za-z0-9_-]-)p(?P<s>[^\s'\"-][^\s'\"]{3,255}+)")
+_LOGIN_CLI = _lazy_re(r"-(?<![A-Za-z0-9_-]-)p[ \t]++(?P<s>[^\s'\"-][^\s'\"]{3,255}+)")
+_REDIS_CLI = _lazy_re(r"-(?<![A-Za-z0-9_-]-)a[ \t]++(?P<s>[^\s'\"-][^\s'\"]{3,255}+)")
 
-_GATE_HITS = re.compile(_GATE_WORDS)
-_KEY_RUN = re.compile(r"[a-z0-9_.$-]{0,82}")
+_GATE_HITS = _lazy_re(_GATE_WORDS)
+_KEY_RUN = _lazy_re(r"[a-z0-9_.$-]{0,82}")
 
 
 def _gate_hits(low: str) -> Iterable[int]:
@@ -635,7 +686,7 @@ def _key_starts(low: str) -> Iterable[int]:
             yield start
 
 
-_SPLIT = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+_SPLIT = _lazy_re(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 _PASSWORD_WORDS = _set("password passwd passphrase pwd pass pw pword")
 _KEY_SECRET = _set(
     "api secret private access signing encryption encrypt master hmac webhook session client"
@@ -661,7 +712,7 @@ _STOP = _set(
     " encrypted optional[str] secretstr your yours mine ours blank tbc sensitive private"
     " omitted removed elided lambda function await async yield not"
 )
-_PLACEHOLDER = re.compile(
+_PLACEHOLDER = _lazy_re(
     r"(?i)^(?:<.*|\{\{.*|\{[A-Za-z_][A-Za-z0-9_.!:]*\}?|\$\{.*|\$\(.*|\$[A-Za-z_].*"
     r"|%\(?[A-Za-z_].*|#[0-9a-f]{3,8}|[a-z]+\?|\*{2,}.*|x{4,}|\.{3,}|…|•+|\?+|_+|-+|#+"
     r"|your[_-].*|(?:insert|replace|put|enter|add)[_-].*|.*[_-]here"
@@ -669,27 +720,27 @@ _PLACEHOLDER = re.compile(
     r"|!(?:vault|ref|sub|getatt|secret)\b.*|@microsoft\.keyvault.*|&.*|\*[A-Za-z_].*"
     r"|arn:.*|op://.*|vault:.*|ref\+.*|sops:.*|file:.*|secret://.*|\[redacted.*)$"
 )
-_REFERENCE = re.compile(
+_REFERENCE = _lazy_re(
     r"(?i)^(?:os\.(?:environ|getenv).*|process\.env.*|env(?:iron)?[\[.(].*|getenv.*"
     r"|(?:settings|config|conf|cfg|self|this|args|opts|options|params|secrets|vars|ctx"
     r"|context|request|req|creds|credentials|env)\.[A-Za-z_].*|[A-Za-z_][\w.]*\(.*\))$"
 )
-_NUMBER = re.compile(r"^[+-]?\d+(?:[.,:]\d+)*[A-Za-z%]{0,3}$")
-_VERSION = re.compile(r"^v?\d+(?:\.\d+)+(?:[-+][0-9A-Za-z.]+)?$")
-_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[T ][\d:.]+Z?)?$")
-_UUID = re.compile(r"(?i)^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
-_LOWER_PATH = re.compile(r"^[a-z0-9_.<>{}@-]*(?:/[a-z0-9_.<>{}@*-]*)+$")
-_DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$")
-_CONSTANT = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
-_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_SLUG = re.compile(r"(?i)^(?:[a-z]+\d*|\d+)(?:[-_.](?:[a-z]+\d*|\d+)){2,}$")
-_WORDY = re.compile(r"^[A-Za-z_-]+$")
-_TYPE_NAME = re.compile(r"^(?:[A-Z][a-z]+){2,}$")
-_NESTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=[^=]")
+_NUMBER = _lazy_re(r"^[+-]?\d+(?:[.,:]\d+)*[A-Za-z%]{0,3}$")
+_VERSION = _lazy_re(r"^v?\d+(?:\.\d+)+(?:[-+][0-9A-Za-z.]+)?$")
+_DATE = _lazy_re(r"^\d{4}-\d{2}-\d{2}(?:[T ][\d:.]+Z?)?$")
+_UUID = _lazy_re(r"(?i)^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+_LOWER_PATH = _lazy_re(r"^[a-z0-9_.<>{}@-]*(?:/[a-z0-9_.<>{}@*-]*)+$")
+_DOTTED = _lazy_re(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$")
+_CONSTANT = _lazy_re(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
+_IDENTIFIER = _lazy_re(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_SLUG = _lazy_re(r"(?i)^(?:[a-z]+\d*|\d+)(?:[-_.](?:[a-z]+\d*|\d+)){2,}$")
+_WORDY = _lazy_re(r"^[A-Za-z_-]+$")
+_TYPE_NAME = _lazy_re(r"^(?:[A-Z][a-z]+){2,}$")
+_NESTED = _lazy_re(r"^[A-Za-z_][A-Za-z0-9_]*=[^=]")
 _FAMILY_WORDS = {"password": ("pass", "pwd"), "aws": ("secret",), "secret": ("token", "secret")}
 _SYMBOLS = frozenset("!@#$%^&*+=?~")
 _FIELD_END = frozenset("\r\n#,;})]\"'`|")
-_LINE_LEAD = re.compile(r"[ \t>*#+-]*[\"'{\[]?[ \t]*")
+_LINE_LEAD = _lazy_re(r"[ \t>*#+-]*[\"'{\[]?[ \t]*")
 
 
 @lru_cache(maxsize=4096)
@@ -895,15 +946,15 @@ def _cli_password(m: re.Match[str], text: str) -> str | None:
 
 
 # "the password for staging is …", "my API key: …", 'use password "…"'
-_PROSE = re.compile(
+_PROSE = _lazy_re(
     r"(?<![A-Za-z0-9_.:-])(?P<name>(?i:password|passphrase|passwd|key|token|secret))"
     r"(?:[ \t]+(?:for|of|on|to|at|in)(?:[ \t]+[^\s:=\"'`]{1,30}){1,4}?)?"
     r"(?:[ \t]+(?:is|was)[ \t]+(?:now[ \t]+|still[ \t]+)?|[ \t]*[:=][ \t]*|[ \t]+(?=[\"'`]))"
     + _VALUE
 )
-_KEY_QUALIFIER = re.compile(r"(?i)(?<![a-z])(?:api|access|secret|private)[ _-]?\Z")
-_NETRC = re.compile(r"password(?<![A-Za-z0-9_-]password)[ \t]+(?P<s>[^\s'\"]{4,512}+)")
-_COOKIE = re.compile(r"[:;][ \t]*(?P<name>[A-Za-z0-9_.%-]{1,64}+)=(?P<s>[^;\s,\"'\\]{16,4096}+)")
+_KEY_QUALIFIER = _lazy_re(r"(?i)(?<![a-z])(?:api|access|secret|private)[ _-]?\Z")
+_NETRC = _lazy_re(r"password(?<![A-Za-z0-9_-]password)[ \t]+(?P<s>[^\s'\"]{4,512}+)")
+_COOKIE = _lazy_re(r"[:;][ \t]*(?P<name>[A-Za-z0-9_.%-]{1,64}+)=(?P<s>[^;\s,\"'\\]{16,4096}+)")
 
 
 def _prose(m: re.Match[str], text: str) -> str | None:
@@ -930,21 +981,21 @@ _NAME_RULES: list[_Rule] = [
         _DB_CLI,
         judge=_cli_password,
         hints=("mysql", "mariadb"),
-        context=re.compile(r"\b(?:mysql\w*|mariadb\w*)\b"),
+        context=_lazy_re(r"\b(?:mysql\w*|mariadb\w*)\b"),
     ),
     _Rule(
         "password",
         _LOGIN_CLI,
         judge=_cli_password,
         hints=("login",),
-        context=re.compile(r"\b(?:docker|podman|nerdctl|buildah|skopeo|helm)\b[^\n]*\blogin\b"),
+        context=_lazy_re(r"\b(?:docker|podman|nerdctl|buildah|skopeo|helm)\b[^\n]*\blogin\b"),
     ),
     _Rule(
         "password",
         _REDIS_CLI,
         judge=_cli_password,
         hints=("redis-cli",),
-        context=re.compile(r"\bredis-cli\b"),
+        context=_lazy_re(r"\bredis-cli\b"),
     ),
     _Rule("cli-secret", _FLAG, group=_VALUE_GROUPS, judge=_flag, hints=("-",)),
     _Rule("json-secret", _ASSIGN, group=_VALUE_GROUPS, judge=_assign, starts=_key_starts),
@@ -960,23 +1011,23 @@ _NAME_RULES: list[_Rule] = [
         _NETRC,
         judge=_cli_password,
         hints=("machine",),
-        context=re.compile(r"\bmachine[ \t]+\S+[ \t]+login\b"),
+        context=_lazy_re(r"\bmachine[ \t]+\S+[ \t]+login\b"),
     ),
     _Rule(
         "cookie",
         _COOKIE,
         judge=_cookie,
         hints=("cookie",),
-        context=re.compile(r"(?i)(?<![a-z0-9_-])(?:set-)?cookie\\?[\"']?[ \t]*:"),
+        context=_lazy_re(r"(?i)(?<![a-z0-9_-])(?:set-)?cookie\\?[\"']?[ \t]*:"),
     ),
 ]
 
 # --- AWS secret keys by shape -----------------------------------------------------------------
 
-_AWS_SECRET = re.compile(
+_AWS_SECRET = _lazy_re(
     r"(?<![A-Za-z0-9/+=_~.%@:-])(?P<s>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=_-]|\.[A-Za-z0-9])"
 )
-_PATHISH = re.compile(r"(?:^|/)[A-Za-z]{5,}(?:/|$).*/|/.*(?:^|/)[A-Za-z]{5,}(?:/|$)")
+_PATHISH = _lazy_re(r"(?:^|/)[A-Za-z]{5,}(?:/|$).*/|/.*(?:^|/)[A-Za-z]{5,}(?:/|$)")
 
 
 def _long_words(text: str) -> Iterable[tuple[int, int]]:
@@ -1008,7 +1059,7 @@ _AWS_RULES: list[_Rule] = [
         judge=_aws_near,
         windows=_long_words,
         hints=("aws", "amazon"),
-        context=re.compile(r"(?i)(?<![a-z0-9])(?:aws|amazon)(?![a-z])"),
+        context=_lazy_re(r"(?i)(?<![a-z0-9])(?:aws|amazon)(?![a-z])"),
     ),
 ]
 

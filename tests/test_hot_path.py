@@ -27,6 +27,7 @@ FORBIDDEN = (
     "memcore.judge",
     "memcore.promotion",
     "memcore.sessions",
+    "filelock",  # the workspace lock takes flock(2) itself (memcore.workspace.flock)
 )
 
 

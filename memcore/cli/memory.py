@@ -145,7 +145,7 @@ def record_cmd(query: str, origin: str, lock_timeout: float, as_json: bool) -> N
       my-search "staging db" | memcore memory record -q "staging db"
       memcore memory record -q deploy --json < hits.json
     """
-    import json
+    import orjson
 
     from memcore.errors import InputError
     from memcore.recall.scoring import Thresholds, passes_gates
@@ -153,12 +153,18 @@ def record_cmd(query: str, origin: str, lock_timeout: float, as_json: bool) -> N
     from memcore.workspace.clock import utcnow
     from memcore.workspace.config import dreaming_settings, load_config
 
+    raw = sys.stdin.read()
     try:
-        doc: Any = json.loads(sys.stdin.read())
-    except ValueError as exc:
-        raise InputError(
-            f'stdin is not JSON ({exc}); expected a list of results or {{"results": [...]}}'
-        ) from None
+        doc: Any = orjson.loads(raw)
+    except orjson.JSONDecodeError:  # stricter than json (NaN, huge numbers): json decides
+        import json
+
+        try:
+            doc = json.loads(raw)
+        except ValueError as exc:
+            raise InputError(
+                f'stdin is not JSON ({exc}); expected a list of results or {{"results": [...]}}'
+            ) from None
     if isinstance(doc, dict) and "results" in doc:
         doc = doc["results"]
     if not isinstance(doc, list):

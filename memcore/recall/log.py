@@ -23,7 +23,6 @@ import contextlib
 import fcntl
 import os
 import time
-import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -264,7 +263,7 @@ def recover(ws: Workspace) -> None:
 def fold_intent(ws: Workspace, segs: list[Path]) -> Iterator[Any]:
     """Context for the store write of a fold: yields the ``before_replace`` hook for
     atomic_write_bytes, which records the intent; afterwards the segments and the intent go."""
-    intent = ws.dreams_dir / f"{INTENT_PREFIX}{uuid.uuid4().hex}.json"
+    intent = ws.dreams_dir / f"{INTENT_PREFIX}{os.urandom(16).hex()}.json"
 
     def before_replace(tmp: str) -> None:
         doc = {"tmp": os.path.basename(tmp), "segments": [s.name for s in segs]}

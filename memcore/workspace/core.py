@@ -9,9 +9,7 @@ import contextlib
 import os
 import re
 import stat
-import tempfile
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -135,29 +133,28 @@ class Workspace:
         """Hold the workspace lock; raise LockBusy when it is not free within ``timeout``
         seconds (default: ``$MEMCORE_LOCK_TIMEOUT``, else 10).
 
-        Two layers: a kernel lock (filelock) on ``memory/.dreams/memcore.lock`` keeps memcore
-        processes and threads apart and vanishes when a holder dies; under it memcore also
-        takes OpenClaw's lock, ``short-term-promotion.lock`` created exclusively with
-        ``<pid>:<epochMs>``, so an OpenClaw gateway on the same workspace waits for memcore
-        and memcore waits for it. Re-entrant within a thread.
+        Two layers: a kernel lock (:mod:`memcore.workspace.flock`) on
+        ``memory/.dreams/memcore.lock`` keeps memcore processes and threads apart and vanishes
+        when a holder dies; under it memcore also takes OpenClaw's lock,
+        ``short-term-promotion.lock`` created exclusively with ``<pid>:<epochMs>``, so an
+        OpenClaw gateway on the same workspace waits for memcore and memcore waits for it.
+        Re-entrant within a thread.
         """
-        from filelock import FileLock, Timeout
+        from memcore.workspace import flock
 
         if timeout is None:
             timeout = lock_timeout_default()
         deadline = time.monotonic() + timeout
         self.ensure_dreams_dir()
-        # The timeout goes to acquire(), not the constructor: a singleton FileLock refuses a
-        # second construction with a different timeout (ValueError) while the first is alive.
-        lock = FileLock(str(self.flock_path), is_singleton=True)
+        kernel_lock = str(self.flock_path)
         try:
-            lock.acquire(timeout=timeout)
-        except Timeout:
+            depth = flock.acquire(kernel_lock, timeout)
+        except TimeoutError:
             raise LockBusy(
                 f"another memcore run holds the lock {self.flock_path} "
                 f"(waited {timeout:g}s); try again later"
             ) from None
-        outer = lock.lock_counter == 1
+        outer = depth == 1
         try:
             token = _take_shared_lock(self.lock_path, deadline, timeout) if outer else None
             try:
@@ -169,7 +166,7 @@ class Workspace:
                 if token is not None:
                     _drop_shared_lock(self.lock_path, token)
         finally:
-            lock.release()
+            flock.release(kernel_lock)
 
 
 STALE_LOCK_SECONDS = 60.0
@@ -212,7 +209,7 @@ def _take_shared_lock(path: Path, deadline: float, timeout: float) -> bytes:
     ownerless lock file never exists, even after a kill or a full disk."""
     token = f"{os.getpid()}:{int(time.time() * 1000)}\n".encode()
     _clean_lock_temps(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
     fd = os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -358,6 +355,17 @@ def normalize_rel_path(path: str) -> str:
     return norm
 
 
+def _create_temp(target: Path) -> tuple[int, str]:
+    """A new private file ``.<name>.<random>.tmp`` beside ``target`` (what tempfile.mkstemp
+    does, without importing tempfile on the recording path)."""
+    while True:
+        tmp = str(target.with_name(f".{target.name}.{os.urandom(8).hex()}.tmp"))
+        try:
+            return os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600), tmp
+        except FileExistsError:
+            continue
+
+
 def atomic_write_bytes(
     path: Path | str, data: bytes, *, before_replace: Callable[[str], None] | None = None
 ) -> None:
@@ -373,9 +381,7 @@ def atomic_write_bytes(
         mode: int | None = target.stat().st_mode & 0o7777
     except FileNotFoundError:
         mode = None
-    fd, tmp = tempfile.mkstemp(
-        prefix=f".{target.name}.", suffix=f".{uuid.uuid4().hex[:8]}.tmp", dir=target.parent
-    )
+    fd, tmp = _create_temp(target)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
