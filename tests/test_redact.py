@@ -255,3 +255,15 @@ def test_megabyte_of_adversarial_input_finishes(name: str) -> None:
     text = _ADVERSARIAL[name]()
     assert len(text) >= _MB
     assert isinstance(redact(text), str)
+
+
+def test_every_deferred_pattern_compiles() -> None:
+    """Patterns compile on first use; each one must still be a valid expression."""
+    import memcore.redact as redact_module
+
+    lazy = [v for v in vars(redact_module).values() if isinstance(v, redact_module._LazyPattern)]
+    for rule in redact_module._RULES:
+        lazy += [p for p in (rule.pattern, rule.context) if p is not None]
+    assert len(lazy) > 40
+    for pattern in lazy:
+        assert pattern.pattern == pattern._args[0]  # compiles it (re.error if it is invalid)
