@@ -101,6 +101,11 @@ def test_every_http_route_is_documented_with_its_current_keys(tmp_path: Path) ->
     shutil.copytree(
         ROOT / "examples" / "workspace", root, ignore=shutil.ignore_patterns("*.sqlite*")
     )
+    from memcore import sessions
+    from memcore.workspace.clock import utcnow
+    from memcore.workspace.core import Workspace
+
+    sessions.dream(Workspace(root), now=utcnow())  # as the page's examples were made
     opts = GatewayOptions(host="127.0.0.1", port=0, token="T", scheduler=False)
     with serve_in_thread(build_served([(None, root)]), opts) as gw:
         routes = {

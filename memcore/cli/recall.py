@@ -128,17 +128,40 @@ def recall_project(project_id: str, version: int | None, as_json: bool) -> None:
 
 @recall_group.command("sessions")
 @click.option("--project", "project_id", help="Project id (default: this workspace).")
+@click.option(
+    "--query",
+    help="Only sessions whose id, title or latest short memory holds every word of QUERY.",
+)
+@click.option(
+    "--limit", type=IntRange(min=1, max=100), help="Sessions per page (1-100, default 20)."
+)
 @cursor_option
 @json_option
-def recall_sessions(project_id: str | None, cursor: str | None, as_json: bool) -> None:
+def recall_sessions(
+    project_id: str | None,
+    query: str | None,
+    limit: int | None,
+    cursor: str | None,
+    as_json: bool,
+) -> None:
     """The sessions of a project, newest first.
 
     \b
     Examples:
       memcore recall sessions
       memcore recall sessions --project payrail-api-7fdf82 --json
+      memcore recall sessions --query "webhook hmac" --limit 50
     """
-    _recall({"memory": "sessions", "project": project_id, "cursor": cursor}, as_json)
+    _recall(
+        {
+            "memory": "sessions",
+            "project": project_id,
+            "query": query,
+            "limit": limit,
+            "cursor": cursor,
+        },
+        as_json,
+    )
 
 
 @recall_group.command("session")

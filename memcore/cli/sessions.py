@@ -161,17 +161,27 @@ def jobs_cmd(as_json: bool) -> None:
       memcore sessions jobs
       memcore sessions jobs --json
     """
-    from memcore.sessions.control import jobs
+    from memcore.sessions.control import jobs, usage_today
+    from memcore.sessions.settings import sessions_settings
+    from memcore.workspace.clock import utcnow
+    from memcore.workspace.config import load_config
 
+    now = utcnow()
+    budget = sessions_settings(load_config(current_workspace())).daily_token_budget
     conn = _jobs_db()
     try:
-        out = jobs(conn)
+        out = jobs(conn, now=now)
     finally:
         conn.close()
+    usage = usage_today(budget, now)
     if as_json:
-        echo_json({"jobs": out})
+        echo_json({"jobs": out, "usage": usage})
         return
     click.echo("\n".join(_job_line(j) for j in out) or "no session dream has run yet")
+    click.echo(
+        f"tokens today: {usage['used']} of {usage['budget']} (UTC day {usage['day']},"
+        f" every workspace of this user; resets {usage['resets_at']})"
+    )
 
 
 @sessions_group.command("stop")

@@ -44,7 +44,11 @@ PAGE_CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
 )
-STATIC = {"dreams.js": "text/javascript", "dreams.css": "text/css"}
+STATIC = {
+    "dreams.js": "text/javascript",
+    "memory.js": "text/javascript",
+    "dreams.css": "text/css",
+}
 
 Handler = Callable[[Request], Awaitable[Response]]
 SEARCH_WORKERS = 6
@@ -387,9 +391,13 @@ MEMORY_TEXT = (candidates, review_list, sessions_route)
 
 def create_app(gw: Gateway) -> Starlette:
     """The ASGI app; its lifespan starts and stops ``gw.scheduler``."""
+    from memcore.gateway import memory_routes as mem
+
+    # the Memory view's short memories and transcripts, and the jobs' failure reasons
+    memory_text = (*MEMORY_TEXT, mem.recall_route, mem.jobs_route)
 
     def r(path: str, fn: Any, method: str) -> Route:
-        handler = endpoint(gw, fn, mutating=method == "POST", memory_text=fn in MEMORY_TEXT)
+        handler = endpoint(gw, fn, mutating=method == "POST", memory_text=fn in memory_text)
         return Route(path, handler, methods=[method])
 
     @contextlib.asynccontextmanager
@@ -412,6 +420,9 @@ def create_app(gw: Gateway) -> Starlette:
         r("/api/review", review_list, "GET"),
         r("/api/review", review_resolve, "POST"),
         r("/api/sessions", sessions_route, "GET"),
+        r("/api/sessions/jobs", mem.jobs_route, "GET"),
+        r("/api/sessions/jobs", mem.jobs_action, "POST"),
+        r("/api/recall", mem.recall_route, "GET"),
         r("/api/memories/promote", promote_route, "POST"),
         r("/api/memories/dream", dream_route, "POST"),
         r("/api/memories/search", search_route, "POST"),

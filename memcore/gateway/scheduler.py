@@ -310,6 +310,30 @@ class Scheduler:
 
         return await self.exclusive(s, job.name, work)
 
+    def launch(self, s: Served, job: Job, *, trigger: str = "manual") -> None:
+        """Start ``job`` on ``s`` in the background, as a manual run (the session jobs of the
+        Dreams page): Busy at once when a run of the workspace is in progress; a gateway stop
+        waits for it like for a scheduled run."""
+        if self._stopping:
+            raise Busy("the gateway is stopping; start the run after it restarts")
+        if self._guards[s.name].locked():
+            running = self.active.get(s.name, "a job")
+            raise Busy(f"workspace {s.name} is busy: {running} is running; try again when it ends")
+
+        async def run() -> None:
+            try:
+                await self.run(s, job, trigger=trigger)
+            except Busy:
+                log.info("manual %s run not started: workspace=%s busy", job.name, s.ws.root)
+            except Exception:
+                log.exception("manual run failed workspace=%s job=%s", s.ws.root, job.name)
+            finally:
+                self.wake()
+
+        task = asyncio.create_task(run(), name=f"memcore-manual-{job.name}")
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
     async def exclusive(self, s: Served, label: str, fn: Callable[[], T]) -> T:
         """Call ``fn`` in a daemon thread under the workspace guard (``label`` shows as running).
 

@@ -13,10 +13,12 @@ import sqlite3
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from memcore.errors import RunStopped
 from memcore.sessions.store import transaction
+from memcore.workspace.clock import iso_ms
 
 _stopped: dict[str, str] = {}  # workspace root -> why its runs in this process must stop
 _lock = threading.Lock()
@@ -122,22 +124,34 @@ def stop_on_sigterm(event: StopEvent) -> Iterator[None]:
 
 # -- jobs: the runs as a user sees them ---------------------------------------------------
 
+RUNS_KEPT_DAYS = 30  # run records older than this are pruned when a run finishes
 
-def jobs(conn: sqlite3.Connection, limit: int = 20) -> list[dict[str, object]]:
+
+def jobs(
+    conn: sqlite3.Connection, limit: int = 20, now: datetime | None = None
+) -> list[dict[str, object]]:
     """Recent runs, running first: scope, status, progress (sessions done / total, calls,
-    tokens), failure reason, and whether a stop was asked."""
+    tokens), failure reason, and whether a stop was asked. With ``now``, runs older than the
+    30 days records are kept are not listed (the next finished run deletes them).
+
+    A finished ``ok`` run has no checklist left (it is cleared when it completes): its
+    progress is what its report says was read."""
     import json
 
     ensure_control_columns(conn)
+    since = "" if now is None else iso_ms(now - timedelta(days=RUNS_KEPT_DAYS))
     rows = conn.execute(
-        "SELECT * FROM sess_runs ORDER BY status = 'running' DESC, started_at DESC, rowid DESC"
-        " LIMIT ?",
-        (limit,),
+        "SELECT * FROM sess_runs WHERE status = 'running' OR started_at >= ?"
+        " ORDER BY status = 'running' DESC, started_at DESC, rowid DESC LIMIT ?",
+        (since, limit),
     ).fetchall()
     out: list[dict[str, object]] = []
     for r in rows:
         report = json.loads(r["report"]) if r["report"] else {}
         progress = json.loads(r["progress"]) if r["progress"] else {}
+        if not progress and r["status"] == "ok":
+            n = len(report.get("read") or [])
+            progress = {"step": "done", "done": n, "total": n}
         tokens = report.get("tokens") or {}
         out.append(
             {
@@ -164,10 +178,27 @@ def job(conn: sqlite3.Connection, run_id: str) -> dict[str, object]:
     ensure_control_columns(conn)
     rows = conn.execute(
         "SELECT id FROM sess_runs WHERE id LIKE ? ESCAPE '\\'",
-        (run_id.replace("%", "\\%").replace("_", "\\_") + "%",),
+        (run_id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%",),
     ).fetchall()
     if len(rows) != 1:
         what = "no session dream" if not rows else f"{len(rows)} session dreams"
         raise InputError(f"{run_id!r}: {what} with that id; see `memcore sessions jobs`")
     full = rows[0][0]
     return next(j for j in jobs(conn, 10_000) if j["id"] == full)
+
+
+def usage_today(budget: int, now: datetime) -> dict[str, object]:
+    """Today's use of the user's one token budget (every workspace and the gateway charge it),
+    with the UTC day's bounds: the budget resets at 00:00 UTC, whatever the local time."""
+    from memcore.sessions.budget import budget_status, next_reset
+    from memcore.sessions.userdb import open_user_db
+
+    user = open_user_db()
+    try:
+        out: dict[str, object] = dict(budget_status(user, budget, now).as_dict())
+    finally:
+        user.close()
+    reset = next_reset(now)
+    out["day_starts_at"] = iso_ms(reset - timedelta(days=1))
+    out["resets_at"] = iso_ms(reset)
+    return out

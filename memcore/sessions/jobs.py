@@ -31,7 +31,30 @@ def _run(ws: Workspace, now: datetime) -> dict[str, Any]:
     from memcore.sessions import dream
     from memcore.workspace.clock import utcnow
 
-    report = dream(ws, now=now, automatic=True, clock=utcnow)
+    return _counters(dream(ws, now=now, automatic=True, clock=utcnow))
+
+
+def manual_job(session: str | None = None, project: str | None = None) -> Job:
+    """A session dream run by hand in one scope (the gateway's start / continue / retry): no
+    gates, the lease as always, and retry continues from the saved progress."""
+
+    def run(ws: Workspace, now: datetime) -> dict[str, Any]:
+        from memcore.sessions import dream
+        from memcore.workspace.clock import utcnow
+
+        return _counters(dream(ws, now=now, clock=utcnow, session=session, project=project))
+
+    return Job(
+        "sessions",
+        lambda ws, now, state: None,
+        run,
+        description="a session dream started by hand",
+        hold_lock=False,
+    )
+
+
+def _counters(report: dict[str, Any]) -> dict[str, Any]:
+    """A run report as the scheduler's counters; a failed or stopped run raises."""
     if report["status"] == "skipped":
         raise JobSkipped(report["reason"], {"candidates": report.get("candidates", 0)})
     if report["status"] in ("failed", "stopped"):

@@ -32,7 +32,12 @@ from memcore.redact import redact
 from memcore.sessions import catalog, sharing
 from memcore.sessions.budget import split_utf8
 from memcore.sessions.calls import Caller
-from memcore.sessions.control import StopEvent, checker, ensure_control_columns
+from memcore.sessions.control import (
+    RUNS_KEPT_DAYS,
+    StopEvent,
+    checker,
+    ensure_control_columns,
+)
 from memcore.sessions.flow import flow_up, latest_projects, mirror_project
 from memcore.sessions.lease import DEFAULT_TTL, GLOBAL_LEASE_NAME, Lease
 from memcore.sessions.prompts import RequestSource
@@ -59,7 +64,7 @@ from memcore.workspace.progress import report as report_progress
 MAX_SESSIONS_PER_RUN = 20
 SESSIONS_LABEL = "Reading sessions"
 BACKLOG_LABEL = "Reading older sessions"
-RUNS_KEPT = timedelta(days=30)  # run reports older than this are pruned
+RUNS_KEPT = timedelta(days=RUNS_KEPT_DAYS)  # run reports older than this are pruned
 CHUNK_BYTES = 5_000
 
 
@@ -565,6 +570,8 @@ def _finish(
             "UPDATE sess_runs SET status=?, finished_at=?, report=?, error=? WHERE id=?",
             (status, report["finished_at"], json.dumps(report), error, run_id),
         )
+        if status == "ok":  # a completed job's checklist goes at once; its report stays
+            run.conn.execute("UPDATE sess_runs SET progress=NULL WHERE id=?", (run_id,))
         run.conn.execute(
             "DELETE FROM sess_runs WHERE status != 'running' AND started_at < ?",
             (iso_ms(run.now - RUNS_KEPT),),
