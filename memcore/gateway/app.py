@@ -47,6 +47,7 @@ PAGE_CSP = (
 STATIC = {
     "dreams.js": "text/javascript",
     "memory.js": "text/javascript",
+    "jobs.js": "text/javascript",
     "dreams.css": "text/css",
 }
 

@@ -712,9 +712,16 @@
       refresh();
     });
     if (!token()) askToken(readToken ? "This gateway needs its token to show memory text." : "");
-    refresh();
-    setInterval(() => { if (!document.hidden) refresh(); }, POLL_MS);
+    if (!/^#memory/.test(location.hash)) refresh();
+    setInterval(() => { if (!document.hidden && !memoryShown()) refresh(); }, POLL_MS);
   }
+
+  const memoryShown = () => document.body.dataset.view === "memory";
+
+  // what the Memory view and the session jobs (memory.js, jobs.js) share with this script
+  window.memcorePage = {
+    getJSON, post, el, text, whenText, utcTime, relative, showAlert, askToken, refresh,
+  };
 
   init();
 })();
