@@ -111,7 +111,7 @@
       const status = j.status === "running" && j.stopRequested ? "stopping…" : j.status;
       tr.appendChild(el("td", `st ${j.status}`, status));
       tr.appendChild(progressCell(j));
-      tr.appendChild(el("td", "num", fmt(j.tokens)));
+      tr.appendChild(el("td", "num tokens", `${fmt(j.tokens)} tokens`));
       tr.appendChild(el("td", "reason", j.error || ""));
       tr.appendChild(actionButton(j));
       body.appendChild(tr);

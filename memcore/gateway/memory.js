@@ -130,7 +130,7 @@
     const card = el("div", "card mem-card");
     const head = el("div", "mem-head");
     head.appendChild(el("strong", "", title));
-    if (cur) head.appendChild(el("span", "muted", `${cur.ref} · ${P.whenText(cur.createdAt)}`));
+    if (cur && cur.createdAt) head.appendChild(el("span", "muted", `${cur.ref} · ${P.whenText(cur.createdAt)}`));
     if (extra) head.appendChild(el("span", "muted", extra));
     card.appendChild(head);
     card.appendChild(el("p", "mem-text", cur ? cur.text : "(no short memory yet)"));
@@ -216,20 +216,38 @@
     body.appendChild(ul);
   }
 
+  function attachmentText(a) {
+    if (typeof a === "string") return a;
+    return [a.name, a.type || a.mediaType, a.size !== undefined && a.size !== null ? `${a.size} bytes` : "",
+      a.location || a.path || a.url].filter(Boolean).join(" · ");
+  }
+
+  // how the messages a source covers read in the transcript now (same, moved, changed, gone)
+  function sourceStates(s) {
+    const counts = {};
+    for (const m of s.messages || []) {
+      const state = (m && (m.state || m.status)) || "";
+      if (state) counts[state] = (counts[state] || 0) + 1;
+    }
+    const parts = Object.entries(counts).filter(([k]) => k !== "same").map(([k, n]) => `${n} ${k}`);
+    return parts.length ? `since then: ${parts.join(", ")}` : "";
+  }
+
   function extraList(key, xs) {
     const box = el("div", `card mem-${key}`);
     box.appendChild(el("strong", "", key === "decisions" ? "Decisions" : "Attachments"));
     const ul = el("ul", "plain");
     for (const x of xs) {
       ul.appendChild(el("li", "", typeof x === "string" ? x :
-        x.quote || x.text || [x.name, x.type, x.size && `${x.size} bytes`, x.location].filter(Boolean).join(" · ")));
+        x.quote || x.text || attachmentText(x)));
     }
     box.appendChild(ul);
     return box;
   }
 
   function drawSources(body, lv, d) {
-    body.appendChild(memoryCard(d.reference, { ref: d.reference, text: d.text, createdAt: null }, false));
+    body.appendChild(memoryCard(`Text of ${d.reference}`, { ref: d.reference, text: d.text }, false,
+      null, "made from the sources below"));
     body.appendChild(el("h3", "", `Sources (${d.total})`));
     const ul = el("ul", "mem-list sources");
     for (const s of d.items) {
@@ -238,7 +256,7 @@
       // a project memory's sources are its sessions' memories: they live in that project
       const owner = /^project:(.+)@v\d+$/.exec(d.reference);
       const project = owner ? owner[1] : lv.args.project;
-      const meta = [s.kind, range].filter(Boolean).join(" · ");
+      const meta = [s.kind, range, sourceStates(s)].filter(Boolean).join(" · ");
       const go = isMessages ? () => open("messages", { reference: s.ref, project }, `Messages ${s.ref.replace(/^.*#/, "")}`) :
         /@v\d+$/.test(s.ref) ? () => open("sources", { reference: s.ref, project }, sourcesTitle(s.ref)) :
           null;
@@ -267,6 +285,9 @@
       if (m.offset) head.appendChild(el("span", "muted", `continued from character ${m.offset}`));
       msg.appendChild(head);
       msg.appendChild(el("p", "msg-text", m.text));
+      for (const a of m.attachments || []) {  // a reference to the file, never its content
+        msg.appendChild(el("p", "attachment muted", `attachment: ${attachmentText(a)}`));
+      }
       pane.appendChild(msg);
     }
     if (d.nextCursor) {
