@@ -119,6 +119,8 @@ BAD_QUERIES = [
     ("memory=sources&reference=zzz", "not a memory reference"),
     ("memory=sources&reference=session:s00@v9", "does not exist"),
     ("memory=sources", "needs a reference"),
+    ("memory=sources&reference=global@v99999999999999999999", "out of range"),
+    ("memory=sources&reference=session:s00@v9223372036854775808", "out of range"),
     ("memory=project&project=elsewhere", "unknown project"),
     ("memory=sessions&bogus=1", "unknown query parameter"),
     ("memory=sessions&memory=global", "given 2 times"),
@@ -139,6 +141,19 @@ def test_bad_query_values_are_one_line_4xx_never_500(ws: Workspace) -> None:
         for query in ("limit=0", "limit=x", "limit=201", "workspace=nope"):
             res = client.get("/api/sessions/jobs?" + query)
             assert 400 <= res.status_code < 500 and "\n" not in res.json()["error"], query
+        odd = ["", "-1", "1e3", "\uff10", "x" * 999, "s00", "../../etc/passwd", "%", "0:0"]
+        odd += ["session:s00#0-99999999999999999999", "session:s00#99999999999999999999-1"]
+        odd += ["global@v1", "project:x@v1", "9" * 30, "session:s00@v1"]
+        for memory in ("global", "projects", "project", "sessions", "session", "sources"):
+            for name in ("project", "session", "reference", "version", "from", "to", "cursor"):
+                for value in odd:
+                    res = client.get("/api/recall", params={"memory": memory, name: value})
+                    assert res.status_code < 500, (memory, name, value, res.text)
+                    assert "error" not in res.json() or "\n" not in res.json()["error"]
+    r = invoke(ws, "recall", "sources", "global@v99999999999999999999")
+    assert r.exit_code == 1 and "out of range" in r.output and "Traceback" not in r.output
+    r = invoke(ws, "recall", "global", "--version", "99999999999999999999")
+    assert r.exit_code == 1 and "at most" in r.output
 
 
 def test_memory_text_routes_need_the_token_in_read_token_mode(ws: Workspace) -> None:

@@ -47,6 +47,7 @@ KINDS = ("global", "projects", "project", "sessions", "session", "sources")
 PAGE_ITEMS = 20
 MAX_PAGE_ITEMS = 100
 PAGE_CHARS = 8000
+MAX_INT = 2**63 - 1
 _RANGE_REF = re.compile(r"^session:(.+)#(\d+)-(\d+)$")
 
 
@@ -62,6 +63,8 @@ def _int(args: dict[str, Any], key: str, default: int | None = None) -> int | No
         raise InputError(f"recall: {key} must be an integer, got {value!r}")
     if int(value) < 0:
         raise InputError(f"recall: {key} must be 0 or more, got {value!r}")
+    if int(value) > MAX_INT:  # SQLite integers are 64-bit
+        raise InputError(f"recall: {key} must be at most {MAX_INT}, got {value!r}")
     return int(value)
 
 

@@ -85,6 +85,7 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
 # -- references -------------------------------------------------------------------------
 
 _REF_RE = re.compile(r"^(session|project|global)(?::(.+?))?@v(\d+)$")
+MAX_VERSION = 2**63 - 1
 
 
 def memory_ref(level: str, owner: str, version: int) -> str:
@@ -99,6 +100,8 @@ def parse_memory_ref(ref: str) -> tuple[str, str, int]:
             f"{ref!r} is not a memory reference (session:ID@vN, project:ID@vN or global@vN)"
         )
     level, owner, version = m.group(1), m.group(2) or "", int(m.group(3))
+    if version > MAX_VERSION:  # SQLite integers are 64-bit: no version is that high
+        raise InputError(f"{ref!r}: version {version} is out of range (at most {MAX_VERSION})")
     if level != "global" and not owner:
         raise InputError(f"{ref!r} names no {level}")
     return level, owner, version
