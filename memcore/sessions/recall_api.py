@@ -215,43 +215,59 @@ def _project(ws: Workspace, args: dict[str, Any]) -> dict[str, Any]:
 def _sessions(
     target: Workspace, cursor: int, limit: int = PAGE_ITEMS, words: list[str] | None = None
 ) -> dict[str, Any]:
+    """A page of the project's sessions, newest first. Only the page's latest versions are
+    read (a search reads every latest text), so a page of 1,000 sessions stays cheap."""
     with _db(target) as conn:
-        sessions = catalog.all_sessions(conn)
-        latest_by = {v.owner: v for v in latest_all(conn, "session")}
-    sessions.sort(key=lambda s: (s.last_activity or "", s.id), reverse=True)
-    if words:
-        sessions = [
-            s
-            for s in sessions
-            for hay in [
-                " ".join(
-                    (s.id, s.title or "", latest_by[s.id].text if s.id in latest_by else "")
-                ).casefold()
+        rows = conn.execute(
+            "SELECT id, title, status, independent, messages, last_activity FROM sess_files"
+            " ORDER BY coalesce(last_activity, '') DESC, id DESC"
+        ).fetchall()
+        if words:
+            latest_by = {v.owner: v for v in latest_all(conn, "session")}
+            texts = {owner: v.text for owner, v in latest_by.items()}
+            rows = [
+                r
+                for r in rows
+                for hay in [
+                    " ".join((r["id"], r["title"] or "", texts.get(r["id"], ""))).casefold()
+                ]
+                if all(w in hay for w in words)
             ]
-            if all(w in hay for w in words)
-        ]
-    page = sessions[cursor : cursor + limit]
+            page = rows[cursor : cursor + limit]
+        else:
+            page = rows[cursor : cursor + limit]
+            latest_by = _latest_of(conn, [r["id"] for r in page])
     items = [
         {
-            "session": s.id,
-            "title": s.title,
-            "status": s.status,
-            "independent": s.independent,
-            "messages": s.messages,
-            "last_activity": s.last_activity,
-            "ref": latest_by[s.id].ref if s.id in latest_by else None,
-            "preview": latest_by[s.id].text[:160] if s.id in latest_by else "",
+            "session": r["id"],
+            "title": r["title"],
+            "status": r["status"],
+            "independent": bool(r["independent"]),
+            "messages": r["messages"] or 0,
+            "last_activity": r["last_activity"],
+            "ref": latest_by[r["id"]].ref if r["id"] in latest_by else None,
+            "preview": latest_by[r["id"]].text[:160] if r["id"] in latest_by else "",
         }
-        for s in page
+        for r in page
     ]
     nxt = cursor + limit
     return {
         "memory": "sessions",
         "project": project_id(target),
         "items": items,
-        "total": len(sessions),
-        "next_cursor": str(nxt) if nxt < len(sessions) else None,
+        "total": len(rows),
+        "next_cursor": str(nxt) if nxt < len(rows) else None,
     }
+
+
+def _latest_of(conn: sqlite3.Connection, sessions: list[str]) -> dict[str, Version]:
+    """The latest version of each of these sessions' short memories (those that have one)."""
+    out: dict[str, Version] = {}
+    for sid in sessions:
+        v = latest(conn, "session", sid)
+        if v is not None:
+            out[sid] = v
+    return out
 
 
 def _session(ws: Workspace, args: dict[str, Any]) -> dict[str, Any]:
