@@ -260,6 +260,11 @@ def test_completed_checklist_cleared_and_runs_kept_thirty_days(ws: Workspace) ->
     assert set(listed) == {report["run_id"]}  # old29 is past 30 days by then
     assert listed[report["run_id"]]["progress"] == {"step": "done", "done": 1, "total": 1}
     conn.close()
+    r = invoke(ws, "sessions", "jobs", "--json")
+    assert r.exit_code == 0, r.output
+    usage = json.loads(r.stdout)["usage"]  # the CLI shows the same budget day as the page
+    assert usage["budget"] == 200_000 and usage["dayStartsAt"].endswith("T00:00:00.000Z")
+    assert "tokens today:" in invoke(ws, "sessions", "jobs").output
 
 
 @pytest.mark.parametrize("action", ["continue", "retry"])
