@@ -5,7 +5,8 @@ into a session memory by real session dreams (the offline extractive model, 20 s
 run), served by a real gateway on 127.0.0.1 and read by headless Chromium:
 
 1. First paint of the Memory view: from the start of the navigation to ``/#memory`` to the
-   first frame that shows the project's first 50 sessions (target < 300 ms).
+   first frame that shows the project's first 50 sessions (target < 300 ms); each load in a
+   new page, the first one (a gateway process that just started) reported on its own.
 2. A page of 50 summaries: from the click on "Older" (or "Newer") to the first frame that
    shows the new page, fetched from ``GET /api/recall`` and drawn (target < 300 ms).
 3. ``GET /api/recall?memory=sessions&limit=50`` alone over HTTP, and the CPU seconds of the
@@ -129,7 +130,7 @@ def measure(ws: Workspace, n: int, repeats: int) -> dict[str, object]:
             browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
             try:
                 firsts, pages, html_ms, api_ms = [], [], [], []
-                for _ in range(max(3, repeats // 4)):
+                for _ in range(1 + max(3, repeats // 2)):
                     page = browser.new_page(viewport=VIEWPORT, bypass_csp=True)
                     page.add_init_script(PAINT_PROBE)
                     page.goto(base + "/#memory")
@@ -153,10 +154,13 @@ def measure(ws: Workspace, n: int, repeats: int) -> dict[str, object]:
                     page.wait_for_function(f"window.__paints.length > {seen}")
                     pages.append(page.evaluate("window.__paints[window.__paints.length - 1]") - t0)
                     assert page.locator("#mem-body .mem-item[data-session]").count() == 50
-                out["first_paint_ms"] = stats(firsts)
+                # the first load of a fresh gateway process opens its databases and warms
+                # its caches: reported on its own, the median is of the loads after it
+                out["first_paint_cold_gateway_ms"] = round(firsts[0], 1)
+                out["first_paint_ms"] = stats(firsts[1:])
                 out["first_paint_parts_ms"] = {
-                    "page_html_received": stats(html_ms),
-                    "last_recall_answer_received": stats(api_ms),
+                    "page_html_received": stats(html_ms[1:]),
+                    "last_recall_answer_received": stats(api_ms[1:]),
                 }
                 out["page_of_50_ms"] = stats(pages)
             finally:
