@@ -129,12 +129,14 @@ def measure(ws: Workspace, n: int, repeats: int) -> dict[str, object]:
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
             try:
-                firsts, pages, html_ms, api_ms = [], [], [], []
+                firsts, pages, html_ms, api_ms, gw_cpu = [], [], [], [], []
                 for _ in range(1 + max(3, repeats // 2)):
                     page = browser.new_page(viewport=VIEWPORT, bypass_csp=True)
                     page.add_init_script(PAINT_PROBE)
+                    c0 = time.process_time()
                     page.goto(base + "/#memory")
                     page.wait_for_function("window.__paints.length >= 1")
+                    gw_cpu.append((time.process_time() - c0) * 1000)
                     firsts.append(page.evaluate("window.__paints[0]"))
                     html_ms.append(page.evaluate(NAV_DONE))
                     api_ms.append(page.evaluate(RECALL_DONE))
@@ -162,6 +164,9 @@ def measure(ws: Workspace, n: int, repeats: int) -> dict[str, object]:
                     "page_html_received": stats(html_ms[1:]),
                     "last_recall_answer_received": stats(api_ms[1:]),
                 }
+                # work done on the server whatever the load: CPU of this process (the
+                # gateway's threads, and the playwright client's calls) during one load
+                out["first_paint_gateway_cpu_ms"] = stats(gw_cpu[1:])
                 out["page_of_50_ms"] = stats(pages)
             finally:
                 browser.close()
