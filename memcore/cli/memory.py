@@ -76,6 +76,8 @@ def search_cmd(query: str, limit: int, no_record: bool, lock_timeout: float, as_
 
     Scores are in [0, 1]: about 0.85 or more when a query clearly targets one chunk. Hits
     are recorded even while another run holds the workspace lock (they wait in the recall log).
+    In a Claude Code memory folder the topic files (front matter included) and CLAUDE.md
+    files are searched too; Codex's memory_summary.md and Hermes' USER.md likewise.
 
     \b
     Examples:

@@ -244,7 +244,9 @@ def build_server(ws: Workspace) -> Any:
         origin: Annotated[str, _arg(ORIGIN_HELP)] = "interactive",
     ) -> dict[str, Any]:
         """Search MEMORY.md and the daily notes; hits on daily notes are recorded as recalls
-        (they feed promotion into long-term memory). Returns path, line range, score, snippet.
+        (they feed promotion into long-term memory). Returns path, line range, score, snippet
+        (read more with memory_get). In a Claude Code memory folder its topic files and
+        CLAUDE.md files are searched too (Codex: memory_summary.md; Hermes: USER.md).
         ``origin``: interactive (answering someone, the default), agent (a search of your own,
         e.g. automatic recall), schedule or backfill; only interactive searches count toward
         the distinct-queries gate."""

@@ -4,7 +4,8 @@ Chunks are markdown blocks with 1-based inclusive line ranges: every top-level l
 its continuation and sub-items) is its own chunk, so each MEMORY.md bullet is one chunk; other
 paragraphs, tables and code fences are one chunk each, split at line boundaries past ~700
 characters. Headings and ``Label:`` lines are not chunk text; the nearest one is indexed with
-the chunks below it as context. Marker comments are skipped.
+the chunks below it as context. Marker comments are skipped, and so is front matter unless
+asked for (a topic file's ``name`` and ``description`` are worth finding).
 """
 
 from __future__ import annotations
@@ -46,8 +47,12 @@ class Chunk:
         return f"{self.context}\n{self.text}" if self.context else self.text
 
 
-def chunk_markdown(text: str) -> list[Chunk]:
-    """Split markdown into chunks with 1-based inclusive line ranges (see module docstring)."""
+def chunk_markdown(text: str, *, front_matter: bool = False) -> list[Chunk]:
+    """Split markdown into chunks with 1-based inclusive line ranges (see module docstring).
+
+    A YAML front matter block is skipped, or with ``front_matter`` indexed as one chunk of its
+    lines between the fences (a Claude Code topic file's ``name`` and ``description``). A line
+    that is only ``§`` (Hermes' entry separator) ends a chunk."""
     lines = text.split("\n")
     chunks: list[Chunk] = []
     block: list[tuple[int, str]] = []
@@ -65,6 +70,10 @@ def chunk_markdown(text: str) -> list[Chunk]:
         for j in range(1, len(lines)):
             if lines[j].strip() in ("---", "..."):
                 i = j + 1
+                if front_matter:
+                    block = [(n + 1, lines[n].rstrip("\r")) for n in range(1, j)]
+                    block = [(n, line) for n, line in block if line.strip()]
+                    flush()
                 break
     for n in range(i, len(lines)):
         raw = lines[n].rstrip("\r")
@@ -82,7 +91,7 @@ def chunk_markdown(text: str) -> list[Chunk]:
             block.append((line_no, raw))
             continue
         stripped = raw.strip()
-        if not stripped or _COMMENT_RE.match(raw) or _RULE_RE.match(raw):
+        if not stripped or stripped == "§" or _COMMENT_RE.match(raw) or _RULE_RE.match(raw):
             flush()
             continue
         h = _HEADING_RE.match(raw)

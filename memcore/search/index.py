@@ -1,13 +1,17 @@
 """The memory search index: incremental FTS5 + sparse hashing vectors over markdown chunks.
 
-The index lives in ``memory/.dreams/memcore.sqlite`` and covers MEMORY.md and every markdown
-file under ``memory/`` except ``memory/.dreams/``. Before each search, files whose size or
-mtime changed are re-read; only those whose content hash changed are re-chunked (a file
-modified within the last two seconds is re-hashed on the next search too, so a same-size edit
-inside one mtime tick is never missed); unchanged chunks of a re-chunked file keep their rows
-and only move their line range. A file with NUL bytes or invalid UTF-8 is dropped from
-the index and named in the warnings; it never fails a search. Files are cut into chunks by
-:mod:`memcore.search.chunks`.
+The index lives in ``memory/.dreams/memcore.sqlite`` (memcore's own folder for the kinds
+whose folder another tool owns) and covers MEMORY.md, every markdown file under ``memory/``
+except ``memory/.dreams/``, and the kind's other long-term files
+(:func:`memcore.workspace.layouts.indexed_files`: a Claude Code folder's topic files, with
+their front matter, and CLAUDE.md files; Codex's memory_summary.md; Hermes' USER.md).
+
+Before each search, files whose size or mtime changed are re-read; only those whose content
+hash changed are re-chunked (a file modified within the last two seconds is re-hashed on the
+next search too, so a same-size edit inside one mtime tick is never missed); unchanged chunks
+of a re-chunked file keep their rows and only move their line range. A file with NUL bytes or
+invalid UTF-8 is dropped from the index and named in the warnings; it never fails a search.
+Files are cut into chunks by :mod:`memcore.search.chunks`.
 
 The tables (``search_files``, ``search_chunks``, ``search_fts``, ``search_meta``) live in
 ``memory/.dreams/memcore.sqlite``; bucket document frequencies are kept up to date in
@@ -29,6 +33,7 @@ from memcore.search.dense import mark_changed
 from memcore.workspace import safe_read
 from memcore.workspace.core import Workspace
 from memcore.workspace.db import rollback_quietly as db_rollback
+from memcore.workspace.layouts import indexed_files
 from memcore.workspace.progress import Progress
 from memcore.workspace.progress import report as report_progress
 
@@ -169,7 +174,8 @@ def _replace_chunks(conn: sqlite3.Connection, path: str, chunks: list[Chunk], df
 def _scan(
     ws: Workspace, cap: int | None = None
 ) -> tuple[dict[str, tuple[str, os.stat_result]], list[tuple[str, str]]]:
-    """Stat the files ``Workspace.markdown_files()`` lists, keyed by workspace-relative path.
+    """Stat the files ``Workspace.markdown_files()`` lists, and the kind's other long-term
+    files (``indexed_files``), keyed by workspace-relative path.
 
     The same walk (MEMORY.md, then ``memory/`` without hidden folders), done with
     ``os.scandir`` because resolving 1,000 paths alone costs more than a whole search. Every
@@ -200,6 +206,8 @@ def _scan(
 
     if os.path.lexists(ws.memory_md) and not ws.memory_md.is_dir():
         add("MEMORY.md", str(ws.memory_md), False)
+    for rel in indexed_files(ws):  # the kind's other long-term files (topic files...)
+        add(rel, str(ws.root / rel), False)
     stack = []
     if ws.memory_dir.is_dir():
         if safe_read._inside(os.path.realpath(ws.memory_dir), root):
@@ -238,6 +246,12 @@ def _read_all(
         except OSError as exc:
             out[rel] = WorkspaceError(f"cannot read: {exc.strerror or exc}")
     return out
+
+
+def _is_kind_file(rel: str) -> bool:
+    """A file of the kind's long-term memory (:func:`indexed_files`), not MEMORY.md or a note:
+    its front matter is indexed too."""
+    return rel != "MEMORY.md" and not rel.startswith("memory/")
 
 
 def update_index(
@@ -337,7 +351,7 @@ def _apply_changes(
                     (st.st_size, mtime, rel),
                 )
             continue
-        chunks = chunk_markdown(text)
+        chunks = chunk_markdown(text, front_matter=_is_kind_file(rel))
         n += _replace_chunks(conn, rel, chunks, df)
         conn.execute(
             "INSERT OR REPLACE INTO search_files VALUES (?, ?, ?, ?, ?, NULL)",

@@ -7,6 +7,7 @@ entries they hold (with their metadata) and what is wrong with them.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -57,6 +58,25 @@ def own_files(ws: Workspace) -> list[str]:
 
 def shown(ws: Workspace, path: Path) -> str:
     return ws.rel(path) if path.is_relative_to(ws.root) else str(path)
+
+
+def indexed_files(ws: Workspace) -> list[str]:
+    """Workspace-relative files of the kind's long-term memory beyond MEMORY.md and memory/,
+    which the search index covers too: a Claude Code folder's topic files and CLAUDE.md
+    files, Codex's memory_summary.md, Hermes' USER.md. Empty for memcore and OpenClaw."""
+    from memcore.workspace.layouts import claude_code, codex, hermes
+
+    name = kind_of(ws.root).name
+    root = ws.root
+    if name == "claude-code":
+        files = [p.name for p in claude_code.topic_files(root)]
+        files += [n for n in claude_code.INSTRUCTION_FILES if os.path.lexists(root / n)]
+        return files
+    if name == "codex":
+        return [codex.SUMMARY] if os.path.lexists(root / codex.SUMMARY) else []
+    if name == "hermes":
+        return [n for n in hermes.LIMITS if n != "MEMORY.md" and os.path.lexists(root / n)]
+    return []
 
 
 def describe(ws: Workspace) -> Report:

@@ -82,7 +82,11 @@ def write_topic(path: Path, body: str, metadata: dict[str, Any] | None = None) -
 
 
 def topic_files(root: Path) -> list[Path]:
-    """Topic files of the folder: every markdown file but the index and CLAUDE files."""
+    """Topic files of an auto-memory folder (one with a MEMORY.md index): every markdown file
+    beside the index but the CLAUDE files. A project folder with only CLAUDE.md has none (its
+    README.md is not a topic)."""
+    if not (root / "MEMORY.md").is_file():
+        return []
     skip = {"MEMORY.md", "CLAUDE.md", "CLAUDE.local.md"}
     return sorted(p for p in root.glob("*.md") if p.is_file() and p.name not in skip)
 
