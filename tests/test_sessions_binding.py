@@ -11,6 +11,7 @@ from memcore.sessions import status
 from memcore.sessions.binding import UNSORTED, bound_dir, claude_name, session_project, unsorted
 from memcore.sessions.catalog import session_files
 from memcore.workspace.core import Workspace
+from tests.conftest import invoke
 
 
 def transcript(path: Path, cwd: str | None) -> Path:
@@ -55,7 +56,7 @@ def test_cwd_and_git_root_bind_a_session(tmp_path: Path) -> None:
         "s3": str(tmp_path / "code" / "other"),
         "s4": UNSORTED,  # never guessed
     }
-    assert [s.split("/")[-1] for s in unsorted(files)] == ["s4"]
+    assert [s.split("/")[-1] for s in unsorted(ws, projects, files)] == ["s4"]
     assert bound_dir(str(ws.root / "web")) == str(ws.root)
 
 
@@ -76,3 +77,32 @@ def test_a_claude_memory_folder_takes_its_projects_sessions(tmp_path: Path) -> N
     (mem_ws.state / "memcore.toml").write_text(f'[sessions]\npath = "{projects}"\n')
     st = status(mem_ws)
     assert st["sessions"] == 2  # bound to the directory Claude Code named this folder after
+
+
+def test_a_transcript_without_cwd_is_named_in_status_and_dream(tmp_path: Path) -> None:
+    ws, projects = layout(tmp_path)
+    ws.config_path.write_text(f'[sessions]\npath = "{projects}"\n')
+    lost = projects / "-tmp-old" / "s4.jsonl"
+    before = lost.read_bytes()
+    st = status(ws)
+    (u,) = st["unsorted"]
+    assert u["session"] == "-tmp-old/s4" and u["file"] == str(lost)
+    assert u["warning"].startswith(f'{lost}: no "cwd" in its records; allowed: a "cwd" string')
+    assert "\n" not in u["warning"]
+    out = invoke(ws, "sessions", "status", "--json")
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.stdout)["unsorted"] == [u]
+    text = invoke(ws, "sessions", "status")
+    assert f"unsorted: {u['warning']}" in text.stdout.splitlines()
+    run = invoke(ws, "sessions", "dream", "--model", "extractive", "--json")
+    assert run.exit_code == 0, run.output
+    assert run.stderr.splitlines() == [f"memcore: warning: unsorted: {u['warning']}"]
+    assert json.loads(run.stdout)["unsorted"] == [u]
+    assert lost.read_bytes() == before  # nothing rewritten
+
+
+def test_a_folder_of_one_project_has_nothing_unsorted(tmp_path: Path) -> None:
+    ws, projects = layout(tmp_path)
+    ws.config_path.write_text(f'[sessions]\npath = "{projects / "-tmp-old"}"\n')
+    st = status(ws)
+    assert st["sessions"] == 1 and st["unsorted"] == []  # the folder binds its sessions

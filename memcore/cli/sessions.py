@@ -6,7 +6,14 @@ from typing import Any
 
 import click
 
-from memcore.cli.common import current_workspace, echo_json, json_option, not_empty, progress_bar
+from memcore.cli.common import (
+    current_workspace,
+    echo_json,
+    json_option,
+    not_empty,
+    progress_bar,
+    warn,
+)
 
 
 @click.group("sessions")
@@ -59,6 +66,7 @@ def dream_cmd(
     if automatic and (session or project):
         raise click.UsageError("--auto runs every scope; drop --session / --project")
     report = _run_dream(model, automatic=automatic, session=session, project=project)
+    warn(unsorted_lines(report.get("unsorted", [])))
     if as_json:
         echo_json(report)
     else:
@@ -93,6 +101,17 @@ def _run_dream(
             session=session,
             project=project,
         )
+
+
+UNSORTED_SHOWN = 10
+
+
+def unsorted_lines(lost: list[dict[str, str]]) -> list[str]:
+    """One line per transcript of no project (the first ten; ``--json`` lists each)."""
+    out = [f"unsorted: {u['warning']}" for u in lost[:UNSORTED_SHOWN]]
+    if len(lost) > UNSORTED_SHOWN:
+        out.append(f"unsorted: {len(lost) - UNSORTED_SHOWN} more (--json lists each)")
+    return out
 
 
 def format_report(report: dict[str, Any]) -> str:
@@ -242,6 +261,7 @@ def retry_cmd(run_id: str, model: str | None, as_json: bool) -> None:
         model, automatic=False, session=scope.get("session"), project=scope.get("project")
     )
     report["retry_of"] = j["id"]
+    warn(unsorted_lines(report.get("unsorted", [])))
     if as_json:
         echo_json(report)
     else:
@@ -334,6 +354,7 @@ def status_cmd(as_json: bool) -> None:
         lines.append(f"unreadable: {u['session']}: {u['error']}")
     for u in out.get("unsupported", []):
         lines.append(f"unsupported: {u['session']} ({u['format']}): {u['error']}")
+    lines += unsorted_lines(out.get("unsorted", []))
     for b in out.get("broken_lines", []):
         nums = ", ".join(map(str, b["lines"][:20])) + (" …" if len(b["lines"]) > 20 else "")
         lines.append(f"broken lines (not JSON, skipped): {b['file']}: line {nums}")

@@ -206,7 +206,9 @@ def _quarantines(conn: sqlite3.Connection) -> list[dict[str, Any]]:
 
 
 def status(ws: Workspace, now: datetime | None = None) -> dict[str, Any]:
-    """Candidates, unreadable sessions, budget, lease, gate and the last run report."""
+    """Candidates, unreadable sessions, sessions of no project (``unsorted``: a transcript of
+    a whole projects root with no ``cwd``, each with its warning), budget, lease, gate and the
+    last run report."""
     from memcore.sessions import catalog
     from memcore.sessions.lease import lease_holder
     from memcore.sessions.settings import project_id, sessions_settings
@@ -218,7 +220,8 @@ def status(ws: Workspace, now: datetime | None = None) -> dict[str, Any]:
     settings = sessions_settings(load_config(ws))
     conn = _open(ws)
     try:
-        sessions = catalog.scan(ws, conn, settings)
+        lost: list[dict[str, str]] = []
+        sessions = catalog.scan(ws, conn, settings, unsorted=lost)
         cands = catalog.candidates(conn, sessions)
         out = {
             "enabled": settings.enabled,
@@ -240,6 +243,7 @@ def status(ws: Workspace, now: datetime | None = None) -> dict[str, Any]:
                 if s.broken and s.status == "ok"
             ],
             "independent": [s.id for s in sessions if s.independent],
+            "unsorted": lost,
             "budget": _budget(conn, ws, settings.daily_token_budget, now),
             "lease": lease_holder(conn, now),
             "last_success_at": get_state(conn, "last_success_at"),

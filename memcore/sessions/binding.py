@@ -92,12 +92,39 @@ def belongs(ws: Workspace, path: Path, keys: set[str] | None = None) -> bool:
 def bound_files(ws: Workspace, directory: Path, files: dict[str, Path]) -> dict[str, Path]:
     """``files`` of the sessions folder, kept to those bound to ``ws`` when the folder is a
     whole projects root; unchanged otherwise."""
+    return split_files(ws, directory, files)[0]
+
+
+def split_files(
+    ws: Workspace, directory: Path, files: dict[str, Path]
+) -> tuple[dict[str, Path], dict[str, Path]]:
+    """(the ``files`` bound to ``ws``, those of no project: ``unsorted``), one read of each
+    transcript's head. Only a whole projects root sorts sessions by ``cwd``; in a folder of
+    one project every session is the workspace's and none is unsorted."""
     if not is_projects_root(directory):
-        return files
+        return files, {}
     keys = workspace_keys(ws)
-    return {sid: p for sid, p in files.items() if belongs(ws, p, keys)}
+    bound: dict[str, Path] = {}
+    lost: dict[str, Path] = {}
+    for sid, p in files.items():
+        project = session_project(p)
+        if project == UNSORTED:
+            lost[sid] = p
+        elif project in keys or "claude:" + claude_name(project) in keys:
+            bound[sid] = p
+    return bound, lost
 
 
-def unsorted(files: dict[str, Path]) -> list[str]:
-    """Session ids with no ``cwd``: what a status lists under ``unsorted``."""
-    return [sid for sid, p in files.items() if session_project(p) == UNSORTED]
+def unsorted_warning(path: Path) -> str:
+    """The one line naming a transcript that no project takes, its key and what is allowed."""
+    return (
+        f'{path}: no "cwd" in its records; allowed: a "cwd" string naming the directory the '
+        "session ran in (Claude Code writes it); the session goes to unsorted, no workspace "
+        "reads it, the file is left as it is"
+    )
+
+
+def unsorted(ws: Workspace, directory: Path, files: dict[str, Path]) -> list[str]:
+    """Session ids of a projects root with no ``cwd``: what a status lists under
+    ``unsorted``."""
+    return list(split_files(ws, directory, files)[1])

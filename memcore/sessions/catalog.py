@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from memcore.errors import InputError, UnsupportedFormat
-from memcore.sessions.binding import bound_files
+from memcore.sessions.binding import split_files, unsorted_warning
 from memcore.sessions.settings import SessionsSettings
 from memcore.sessions.store import progress, transaction
 from memcore.sessions.transcripts import Transcript, read_transcript
@@ -90,11 +90,19 @@ def scan(
     conn: sqlite3.Connection,
     settings: SessionsSettings,
     cache: dict[str, Transcript] | None = None,
+    unsorted: list[dict[str, str]] | None = None,
 ) -> list[SessionInfo]:
     """Bring ``sess_files`` up to date with the folder; parse only files that changed.
-    Parsed transcripts are put in ``cache`` for the run to reuse."""
+    Parsed transcripts are put in ``cache`` for the run to reuse. In a whole projects root,
+    the transcripts with no ``cwd`` (bound to no project) are added to ``unsorted`` as
+    ``{session, file, warning}``."""
     folder = settings.sessions_dir(ws)
-    files = bound_files(ws, folder, session_files(folder))  # a whole projects root: by cwd
+    files, lost = split_files(ws, folder, session_files(folder))  # a projects root: by cwd
+    if unsorted is not None:
+        unsorted.extend(
+            {"session": sid, "file": str(p), "warning": unsorted_warning(p)}
+            for sid, p in lost.items()
+        )
     known = {r["id"]: r for r in conn.execute("SELECT * FROM sess_files").fetchall()}
     updates: list[tuple[object, ...]] = []
     for sid, path in files.items():

@@ -82,6 +82,7 @@ class Run:
     read: list[dict[str, Any]] = field(default_factory=list)
     wrote: list[str] = field(default_factory=list)
     skipped: list[dict[str, str]] = field(default_factory=list)
+    unsorted: list[dict[str, str]] = field(default_factory=list)  # no cwd: no project's
     reviewed: list[str] = field(default_factory=list)
     deferred: list[str] = field(default_factory=list)  # steps left to the next run, with why
     rebuilt: list[dict[str, Any]] = field(default_factory=list)  # made again without leavers
@@ -383,7 +384,7 @@ def _all_rejected(caller: Caller) -> tuple[str, str] | None:
 
 
 def _steps(run: Run, health: dict[str, Any] | None) -> tuple[str, str | None]:
-    sessions = catalog.scan(run.ws, run.conn, run.settings, run.cache)
+    sessions = catalog.scan(run.ws, run.conn, run.settings, run.cache, unsorted=run.unsorted)
     for s in sessions:
         if s.status in ("unreadable", "unsupported"):
             run.skipped.append({"session": s.id, "reason": f"{s.status}: {s.error}"})
@@ -549,6 +550,7 @@ def _finish(
             "reviewed": run.reviewed,
             "wrote": run.wrote,
             "skipped": run.skipped,
+            "unsorted": run.unsorted,
             "deferred": run.deferred,
             "rebuilt": run.rebuilt,
             "exported": run.exported,

@@ -80,8 +80,8 @@ def read_dreaming(path: Path) -> OpenClawDreaming:
         return out
     except json.JSONDecodeError as exc:
         out.warnings.append(
-            f"{path}: not valid JSON (line {exc.lineno}: {exc.msg}); its dreaming settings "
-            "are ignored"
+            f"{path}: not valid JSON (line {exc.lineno}: {exc.msg}); allowed: JSON with "
+            "// or /* */ comments and trailing commas; its dreaming settings are ignored"
         )
         return out
     d = _dig(doc, "plugins", "entries", "memory-core", "config", "dreaming")
@@ -89,7 +89,7 @@ def read_dreaming(path: Path) -> OpenClawDreaming:
         return out
     where = f"{path} {KEY}"
     if not isinstance(d, dict):
-        out.warnings.append(f"{where} must be an object; ignored")
+        out.warnings.append(f"{where} = {d!r:.40} is not allowed; allowed: an object; ignored")
         return out
     out.found = True
     t = out.table
@@ -109,7 +109,9 @@ def read_dreaming(path: Path) -> OpenClawDreaming:
         if isinstance(enabled, bool):
             t["mode"] = "core" if enabled else "off"
         else:
-            out.warnings.append(f"{where}.enabled = {enabled!r} must be true or false; ignored")
+            out.warnings.append(
+                f"{where}.enabled = {enabled!r} is not allowed; allowed: true, false; ignored"
+            )
     cron = _first_str(d, "cron", "frequency")
     if cron is not None:
         try:

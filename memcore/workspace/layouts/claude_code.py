@@ -45,9 +45,15 @@ def read_topic(path: Path) -> tuple[dict[str, Any], str]:
         post = frontmatter.loads(text)
     except Exception as exc:  # yaml.YAMLError and friends (PyYAML ships no type hints)
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise InputError(f"{path}: front matter is not YAML ({first})") from None
+        raise InputError(
+            f"{path}: front matter is not YAML ({first}); allowed: YAML `key: value` lines "
+            "between --- lines"
+        ) from None
     if not isinstance(post.metadata, dict):
-        raise InputError(f"{path}: front matter is not a YAML mapping of key: value")
+        raise InputError(
+            f"{path}: front matter is not a YAML mapping; allowed: YAML `key: value` lines "
+            "between --- lines"
+        )
     return dict(post.metadata), split_front_matter(text)[1]  # the body as written
 
 
@@ -61,7 +67,7 @@ def topic_problems(path: Path, meta: dict[str, Any]) -> list[str]:
         out.append(f"{path}: front matter 'type' = {kind!r}; allowed: {', '.join(TYPES)}")
     for key in ("name", "description"):
         if key not in meta and key not in nested:
-            out.append(f"{path}: front matter has no '{key}'")
+            out.append(f"{path}: front matter has no '{key}'; allowed: a '{key}: …' line")
     return out
 
 

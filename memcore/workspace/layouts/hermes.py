@@ -32,7 +32,7 @@ def limit_problem(path: Path, text: str) -> str | None:
     if limit is not None and len(text) > limit:
         return (
             f"{path}: {len(text)} characters, over Hermes' limit of {limit} for {path.name}; "
-            "memcore adds nothing to it"
+            f"allowed: at most {limit} characters; memcore adds nothing to it"
         )
     return None
 
