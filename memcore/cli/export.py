@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -21,8 +22,10 @@ def export_cmd(target: str, folder: Path, do_apply: bool, force: bool, as_json: 
     """Write MEMORY.md as a view another agent loads into FOLDER: an AGENTS.md section,
     .cursor/rules/memory.mdc, a Claude Code memory folder, or Codex memory files.
 
-    Previews by default. A file memcore did not write is never replaced without --force
-    (in AGENTS.md only memcore's own section is ever replaced).
+    Previews by default; --apply writes the files as one journaled run (memcore history
+    lists it; memcore undo RUN removes the files it created and restores the ones it changed).
+    A file memcore did not write is never replaced without --force (in AGENTS.md and in a
+    Claude Code index of your own only memcore's section is ever replaced or appended).
 
     \b
     Examples:
@@ -31,15 +34,22 @@ def export_cmd(target: str, folder: Path, do_apply: bool, force: bool, as_json: 
       memcore export --to claude-code ~/.claude/projects/-home-me-app/memory --apply
     """
     from memcore.dream import exports
+    from memcore.workspace.clock import utcnow
 
-    plan = exports.plan_export(current_workspace(), target, folder, force=force)
+    ws = current_workspace()
+    plan = exports.plan_export(ws, target, folder, force=force)
+    out: dict[str, Any] = {**plan.to_json(), "runId": None}
     if do_apply:
-        exports.apply_export(plan)
+        out = exports.apply_export(ws, plan, now=utcnow())
     if as_json:
-        echo_json({**plan.to_json(), "applied": do_apply})
+        echo_json({**out, "applied": do_apply})
         return
-    for f in plan.files:
-        click.echo(f"{f.action:9} {f.path}" + (f"  ({f.reason})" if f.reason else ""))
-    click.echo(
-        f"{plan.entries} entries" + ("; written" if do_apply else "; preview only, nothing written")
-    )
+    for f in out["files"]:
+        click.echo(f"{f['action']:9} {f['path']}" + (f"  ({f['reason']})" if f["reason"] else ""))
+    if not do_apply:
+        tail = "; preview only, nothing written"
+    elif out["runId"]:
+        tail = f"; written as run {out['runId']} (memcore undo {out['runId']} takes it back)"
+    else:
+        tail = "; nothing to write"
+    click.echo(f"{plan.entries} entries{tail}")

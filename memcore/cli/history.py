@@ -32,6 +32,9 @@ _SHOWN_COUNTERS = (
     "reinforced",
     "heldBack",
     "version",
+    "target",
+    "created",
+    "updated",
 )
 
 
@@ -155,6 +158,8 @@ def do_undo(run_id: str | None, as_json: bool, lock_timeout: float) -> None:
         f"Undid run {res['runId']} {how}: {res['changes']} changes reversed, "
         f"{res['restored']} entries restored (undo run {res['undoRunId']})."
     )
+    if res.get("dirsRemoved"):
+        click.echo(f"Removed the folders the run created: {', '.join(res['dirsRemoved'])}.")
     if res.get("recallRestored"):
         click.echo(f"{len(res['recallRestored'])} promoted recall(s) can be promoted again.")
     if res.get("evictedRestored"):

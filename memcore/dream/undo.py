@@ -413,6 +413,7 @@ def undo_run(
             path = wal.abs_path(ws, rel)
             if _restorable(conn, path, img):
                 writes[path] = wal.get_blob(conn, img.before_sha1)
+                exact.append(True)
             else:
                 problems.append(f"{rel} was changed after the run")
         if problems:
@@ -464,6 +465,12 @@ def undo_run(
             writes,
             finish=finish,
         )
+        dirs_removed: list[str] = []
+        if row["kind"] == "export":  # the folders it made for the files it created
+            from memcore.dream.exports import remove_created_dirs
+
+            made = _counters(row).get("createdDirs")
+            dirs_removed = remove_created_dirs(made if isinstance(made, list) else [])
         if exact_store:
             store = read_store(ws, now=now, normalize=False)
         if store is not None and (recall_back or exact_store or evicted_back):
@@ -480,8 +487,20 @@ def undo_run(
         "recallKept": recall_kept,
         "evictedRestored": evicted_back,
         "capRaisedTo": cap_raised,
+        "dirsRemoved": dirs_removed,
         "warnings": [f"recall entry {k['key']} stays as it is: {k['reason']}" for k in recall_kept],
     }
+
+
+def _counters(row: Any) -> dict[str, Any]:
+    """A run's counters (empty when they are not a JSON object)."""
+    import json
+
+    try:
+        value = json.loads(row["counters"] or "{}")
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 def _restorable(conn: Any, path: Path, img: wal.FileImage) -> bool:
