@@ -327,6 +327,10 @@ def _print_promote(ws: Any, result: Any) -> None:
                 click.echo(f"skipped {s['key']}: {s['reason']}")
         else:
             click.echo("No candidates met apply criteria.")
+        for h in a.get("heldBack", []):
+            click.echo(f"held back {h['key']}: {h['reason']}")
+        if a.get("runId"):
+            click.echo(f"Run {a['runId']} (memcore undo {a['runId']} takes it back).")
     elif result.candidates:
         click.echo("Preview only: nothing written. Apply with: memcore memory promote --apply")
 

@@ -290,6 +290,8 @@ def apply_ops(
         writes[ws.store_path] = stamped_bytes(prep.store, now)
     reinforced = prep.plan.reinforced if prep is not None else []
     counters = dict(counters, promoted=promoted, remaining=len(final.entries))
+    if prep is not None and prep.plan.outcome.get("format"):
+        counters["format"] = prep.plan.outcome["format"]  # how undo reverses its entries
 
     def finish(c: sqlite3.Connection) -> None:
         # First-seen rows for entries the ledger does not know yet (promoted or hand-written).

@@ -159,6 +159,9 @@ def build_plan(
     and verdict caches). ``progress`` follows the embedding of MEMORY.md's entries (a model
     takes a while)."""
     settings = settings or consolidation_settings(load_config(ws))
+    hermes = _is_hermes(ws)
+    if hermes:  # its § entries are not markdown entries memcore may merge or forget
+        steps = tuple(s for s in steps if s == "promote")
     doc = parse(ledger.read_memory(ws))
     metas = (
         ledger.metas_for(conn, doc, now)
@@ -174,6 +177,8 @@ def build_plan(
         backend="",
         warnings=list(doc.warnings),
     )
+    if hermes:
+        plan.warnings.append(HERMES_NOTE)
     if "promote" in steps:
         plan.promotions = _promotions(ws, now)
     entries = doc.entries
@@ -211,6 +216,18 @@ def build_plan(
                 forget = RemoveOp("forget", e.id, e.raw, why.text, m)
                 plan.prunes.append(PruneProposal(e.id, m.type, age_days(m, now), why.text, forget))
     return plan
+
+
+HERMES_NOTE = (
+    "a Hermes MEMORY.md (§ entries): only promotion runs here, appending entries within "
+    "Hermes' limit; merge, reconcile, decay and forget are left to Hermes"
+)
+
+
+def _is_hermes(ws: Workspace) -> bool:
+    from memcore.workspace.kinds import kind_of
+
+    return kind_of(ws.root).name == "hermes"
 
 
 def _judge_steps(

@@ -376,6 +376,8 @@ def undo_run(
                     + (", ".join(names[:5]) or "text outside entries")
                     + ")"
                 )
+            elif _counters(row).get("format") == "hermes":
+                writes[ws.memory_md] = _without_hermes_entries(rid, source, changes)
             else:
                 try:
                     writes[ws.memory_md] = reverse_text(source, changes, before).encode("utf-8")
@@ -490,6 +492,21 @@ def undo_run(
         "dirsRemoved": dirs_removed,
         "warnings": [f"recall entry {k['key']} stays as it is: {k['reason']}" for k in recall_kept],
     }
+
+
+def _without_hermes_entries(rid: str, source: str, changes: list[Change]) -> bytes:
+    """A Hermes MEMORY.md edited since run ``rid``: the § entries the run added taken out,
+    the rest as it is now; UndoConflict when one of them was edited or removed since."""
+    from memcore.workspace.layouts import hermes
+
+    added = [c.after_raw or "" for c in changes if c.action == "add"]
+    text = hermes.without_entries(source, added)
+    if text is None:
+        raise UndoConflict(
+            f"cannot undo run {rid}: an entry it added to the Hermes MEMORY.md was edited or "
+            "removed since. Nothing was changed."
+        )
+    return text.encode("utf-8")
 
 
 def _counters(row: Any) -> dict[str, Any]:

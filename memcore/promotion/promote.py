@@ -355,12 +355,15 @@ def apply(
 
 def promote_counters(plan: PromotionPlan) -> dict[str, Any]:
     o = plan.outcome
-    return {
+    out = {
         "promoted": o["applied"],
         "appended": o["appended"],
         "reinforced": len(o["reinforcedExisting"]),
         "heldBack": len(o["heldBack"]),
     }
+    if o.get("format"):
+        out["format"] = o["format"]  # how undo reverses the entries after later edits
+    return out
 
 
 def _read_memory_md(ws: Workspace) -> str:
@@ -407,6 +410,8 @@ def plan_promotion(
     style = promotion_style(ws)
     if len(text) > budget and over_budget == "error":
         raise over_budget_error(len(text), budget)
+    if style == "hermes":
+        return _plan_hermes(ws, plan, store, selected, now, budget)
     already = marked_recall_keys(text)
     unmarked = unmarked_promotions(text)
     doc = parse(text)
@@ -479,6 +484,16 @@ def plan_promotion(
             )
         )
     marked = to_append + reconciled + [c for cands in reinforce.values() for c in cands]
+    _mark(plan, store, marked, now_iso)
+    outcome["appended"] = len(to_append)
+    outcome["reconciledExisting"] = len(reconciled)
+    outcome["applied"] = len(marked)
+    outcome["appliedCandidates"] = [c.to_json() for c in marked]
+    return plan
+
+
+def _mark(plan: PromotionPlan, store: Store, marked: list[Candidate], now_iso: str) -> None:
+    """Give the promoted keys ``promotedAt`` in the store (in memory), journaled as changes."""
     for c in marked:
         entry = store.entries.get(c.key)
         if entry is None:
@@ -497,7 +512,69 @@ def plan_promotion(
                 after_meta={"promotedAt": now_iso},
             )
         )
-    outcome["appended"] = len(to_append)
+
+
+def _plan_hermes(
+    ws: Workspace,
+    plan: PromotionPlan,
+    store: Store,
+    selected: list[Candidate],
+    now: datetime,
+    budget: int,
+) -> PromotionPlan:
+    """Promotion into a Hermes MEMORY.md: each candidate one ``§`` entry (its snippet, on one
+    line, no marker: Hermes shows the file to its model as it is). A candidate whose entry
+    would take the file past Hermes' limit (or ``budget``) is held back and named, never cut;
+    one the file already holds is only marked promoted. Journaled with ``format: hermes``, so
+    an undo after later edits takes out exactly these entries."""
+    from memcore.workspace.layouts import hermes
+
+    outcome = plan.outcome
+    outcome["format"] = "hermes"
+    limit = min(hermes.limit_of(ws.memory_md) or budget, budget)
+    text = plan.text
+    held = set(hermes.split_entries(text))
+    added: list[Candidate] = []
+    reconciled: list[Candidate] = []
+    for c in selected:
+        reason = _relocate(ws, c)
+        if reason:
+            outcome["skipped"].append({"key": c.key, "path": c.path, "reason": reason})
+            continue
+        entry = hermes.entry_text(_LIST_MARK_RE.sub("", redact(c.snippet), count=1))
+        if not entry or entry in held:
+            reconciled.append(c)
+            continue
+        trial = hermes.appended(text, entry)
+        if len(trial) > limit:
+            outcome["heldBack"].append(
+                {
+                    "key": c.key,
+                    "score": round(c.score, 6),
+                    "snippet": c.snippet,
+                    "reason": (
+                        f"{ws.memory_md} would be {len(trial)} characters; allowed: at most "
+                        f"{limit} (Hermes' limit for MEMORY.md, or [memory] budget_chars)"
+                    ),
+                }
+            )
+            continue
+        text = trial
+        held.add(entry)
+        added.append(c)
+        plan.changes.append(
+            Change(
+                "promote",
+                "add",
+                promoted_entry_id(c.key),
+                "promoted from short-term recall (a Hermes § entry)",
+                after_raw=entry,
+            )
+        )
+    plan.text = text
+    marked = added + reconciled
+    _mark(plan, store, marked, iso_ms(now))
+    outcome["appended"] = len(added)
     outcome["reconciledExisting"] = len(reconciled)
     outcome["applied"] = len(marked)
     outcome["appliedCandidates"] = [c.to_json() for c in marked]
@@ -528,10 +605,12 @@ def bullet_text(c: Candidate) -> str:
 
 
 def promotion_style(ws: Workspace) -> str:
-    """``openclaw`` (OpenClaw's newest format) in an OpenClaw workspace, else ``memcore``."""
+    """``openclaw`` (OpenClaw's newest format) in an OpenClaw workspace, ``hermes`` (one
+    ``§`` entry per promotion, within Hermes' limit) in a Hermes one, else ``memcore``."""
     from memcore.workspace.kinds import kind_of
 
-    return "openclaw" if kind_of(ws.root).name == "openclaw" else "memcore"
+    name = kind_of(ws.root).name
+    return name if name in ("openclaw", "hermes") else "memcore"
 
 
 def render_section(

@@ -27,6 +27,44 @@ def join_entries(entries: list[str]) -> str:
     return f"\n{SEPARATOR}\n".join(entries) + "\n"
 
 
+def entry_text(text: str) -> str:
+    """One Hermes entry: the text on one line, a ``§`` in it (which would split it in two)
+    written ``(section)``."""
+    return " ".join(text.replace(SEPARATOR, "(section)").split())
+
+
+def appended(text: str, entry: str) -> str:
+    """``text`` with ``entry`` added as its last entry; every byte of ``text`` kept (a missing
+    final newline is added, a ``§`` already closing it is reused)."""
+    if not text.strip():
+        return text + entry + "\n"
+    base = text if text.endswith("\n") else text + "\n"
+    if base.rstrip().endswith(SEPARATOR):
+        return base + entry + "\n"
+    return base + SEPARATOR + "\n" + entry + "\n"
+
+
+def without_entries(text: str, entries: list[str]) -> str | None:
+    """``text`` with each of ``entries`` (and the separator before it) taken out, the rest
+    as written; None when one of them is no longer there as an entry of its own."""
+    parts = text.split(SEPARATOR)
+    for entry in entries:
+        at = next((i for i in range(len(parts) - 1, -1, -1) if parts[i].strip() == entry), None)
+        if at is None:
+            return None
+        del parts[at]
+        if at == 0 and parts:
+            parts[0] = parts[0].lstrip("\n")
+        elif at == len(parts) and parts:  # it was the last: keep one final newline
+            parts[-1] = parts[-1].rstrip("\n") + "\n"
+    return SEPARATOR.join(parts)
+
+
+def limit_of(path: Path) -> int | None:
+    """Hermes' character limit for ``path`` (MEMORY.md 2,200; USER.md 1,375), else None."""
+    return LIMITS.get(path.name)
+
+
 def limit_problem(path: Path, text: str) -> str | None:
     limit = LIMITS.get(path.name)
     if limit is not None and len(text) > limit:
