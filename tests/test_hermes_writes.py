@@ -116,3 +116,44 @@ def test_dream_apply_promotes_in_hermes_format_and_leaves_the_rest(tmp_path: Pat
     back = invoke(ws, "undo", "--json")
     assert back.exit_code == 0, back.output
     assert ws.memory_md.read_bytes() == before
+
+
+def test_import_into_hermes_appends_entries_or_refuses_past_the_limit(tmp_path: Path) -> None:
+    ws = hermes(tmp_path)
+    before = ws.memory_md.read_bytes()
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text(
+        json.dumps({"text": "Deploys go out on Fridays."})
+        + "\n"
+        + json.dumps({"text": "VPN is wg0."})  # already an entry: skipped as a duplicate
+        + "\n"
+    )
+    r = invoke(ws, "import", str(rows), "--apply", "--json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["imported"] == 1
+    assert ws.memory_md.read_text() == EXISTING + "§\nDeploys go out on Fridays.\n"
+    undone = invoke(ws, "undo", "--json")
+    assert undone.exit_code == 0, undone.output
+    assert ws.memory_md.read_bytes() == before
+    big = tmp_path / "big.jsonl"
+    big.write_text(
+        "".join(json.dumps({"text": f"Fact {i}: " + "y" * 300}) + "\n" for i in range(8))
+    )
+    r = invoke(ws, "import", str(big), "--apply")
+    assert r.exit_code == 1
+    (line,) = r.output.strip().splitlines()
+    assert "allowed: at most 2200 (Hermes' limit for MEMORY.md); nothing was imported" in line
+    assert ws.memory_md.read_bytes() == before
+
+
+def test_memory_set_writes_no_marker_into_hermes(tmp_path: Path) -> None:
+    from memcore.workspace.entries import parse
+
+    ws = hermes(tmp_path)
+    before = ws.memory_md.read_bytes()
+    (entry,) = parse(EXISTING).entries
+    r = invoke(ws, "memory", "set", entry.id, "--pin")
+    assert r.exit_code == 1
+    (line,) = r.output.strip().splitlines()
+    assert "Hermes memory file" in line and "allowed: --importance" in line
+    assert ws.memory_md.read_bytes() == before

@@ -46,6 +46,7 @@ from memcore.redact import redact
 from memcore.workspace.clock import iso_ms, parse_iso
 from memcore.workspace.core import Workspace, read_text_checked
 from memcore.workspace.entries import SCOPES, TYPES, content_hash, parse
+from memcore.workspace.layouts.hermes import entry_text
 from memcore.workspace.markdown import format_marker, text_entry_id
 
 SECTION = "## Imported"
@@ -280,6 +281,10 @@ def plan_records(
     source = ledger.read_memory(ws)
     doc = parse(source)
     have = {e.id for e in doc.entries} | {text_entry_id(e.text) for e in doc.entries}
+    if _is_hermes(ws):  # a Hermes MEMORY.md holds § entries, not markdown ones
+        from memcore.workspace.layouts import hermes
+
+        have |= {text_entry_id(t) for t in hermes.split_entries(source)}
     plan = ImportPlan(source_label, total=len(records), memory_sha1=content_hash(source))
     for row, obj in records:
         got, errors = parse_row(row, obj, now)
@@ -299,6 +304,30 @@ def roll_back_interrupted(ws: Workspace, lock_timeout: float = 10.0) -> None:
     rows are checked against what the run will find under the lock (a killed import's
     half-committed entries are not mistaken for duplicates)."""
     wal.recover_pending(ws, lock_timeout)
+
+
+def _is_hermes(ws: Workspace) -> bool:
+    from memcore.workspace.kinds import kind_of
+
+    return kind_of(ws.root).name == "hermes"
+
+
+def hermes_text(ws: Workspace, source: str, rows: list[ImportRow]) -> str:
+    """A Hermes MEMORY.md with each row one more ``§`` entry (no marker, no heading: Hermes
+    shows the file to its model as it is); InputError, nothing imported, past Hermes' limit."""
+    from memcore.workspace.layouts import hermes
+
+    after = source
+    for r in rows:
+        after = hermes.appended(after, hermes.entry_text(r.text))
+    limit = hermes.limit_of(ws.memory_md)
+    if limit is not None and len(after) > limit:
+        raise InputError(
+            f"{ws.memory_md}: importing {len(rows)} entries would make it {len(after)} "
+            f"characters; allowed: at most {limit} (Hermes' limit for MEMORY.md); nothing was "
+            "imported (import fewer rows)"
+        )
+    return after
 
 
 def appended_text(source: str, rows: list[ImportRow], now: datetime) -> str:
@@ -340,7 +369,10 @@ def apply_import(
         source = ledger.read_memory(ws)
         if content_hash(source) != plan.memory_sha1:
             raise InputError("MEMORY.md changed while the import was prepared; run it again")
-        after = appended_text(source, plan.rows, now)
+        hermes = _is_hermes(ws)
+        after = (
+            hermes_text(ws, source, plan.rows) if hermes else appended_text(source, plan.rows, now)
+        )
         if len(source) > budget:
             raise over_budget_error(len(source), budget, "nothing was imported")
         if len(after) > budget:
@@ -358,7 +390,7 @@ def apply_import(
                 "add",
                 r.id,
                 f"imported from {name} row {r.row}",
-                after_raw=r.raw(),
+                after_raw=entry_text(r.text) if hermes else r.raw(),
                 after_meta=r.meta.to_json(),
             )
             for r in plan.rows
@@ -377,7 +409,11 @@ def apply_import(
                 "apply",
                 now,
                 trigger,
-                counters={"imported": len(plan.rows), "skippedInvalid": plan.invalid_rows},
+                counters={
+                    "imported": len(plan.rows),
+                    "skippedInvalid": plan.invalid_rows,
+                    **({"format": "hermes"} if hermes else {}),
+                },
                 changes=changes,
             ),
             {ws.memory_md: after.encode("utf-8")},

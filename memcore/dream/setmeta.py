@@ -30,6 +30,7 @@ from memcore.workspace.entries import (
     parse,
     render,
 )
+from memcore.workspace.kinds import kind_of
 
 
 def find_entry(doc: Document, entry_id: str) -> tuple[int, Entry]:
@@ -83,6 +84,12 @@ def set_entry(
         if scope is not None:
             marker_changes["scope"] = scope
         text = source
+        if marker_changes and kind_of(ws.root).name == "hermes":
+            raise InputError(
+                f"{ws.memory_md} is a Hermes memory file (§ entries, no markers), so pin, type "
+                "and scope cannot be written there; allowed: --importance (kept in memcore's "
+                "ledger)"
+            )
         if marker_changes:
             new_raw = entry_raw(body_of(e), marker_attrs_for(e, **marker_changes), eol_of(e))
             if new_raw != e.raw:

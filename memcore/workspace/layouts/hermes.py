@@ -1,6 +1,7 @@
 """The Hermes layout (``~/.hermes/memories/``): MEMORY.md and USER.md, entries separated by
-``§``, each file within its character limit (2,200 and 1,375). memcore reads them, writes an
-entry only when the file stays within its limit, and keeps its own files in its own folder."""
+``§``, each file within its character limit (2,200 and 1,375). memcore reads them, appends
+promoted and imported entries to MEMORY.md only while it stays within its limit (never USER.md),
+and keeps its own files in its own folder."""
 
 from __future__ import annotations
 
@@ -103,4 +104,8 @@ def describe(ws: Workspace, report: Report) -> None:
             report.warnings.append(why)
         for i, entry in enumerate(split_entries(text), start=1):
             report.entries.append(LayoutEntry(entry, f"{name} §{i}", {"file": name}))
+    report.writes.append(
+        f"MEMORY.md (promotion, imports: § entries within {LIMITS['MEMORY.md']} characters; "
+        "journaled, undoable)"
+    )
     report.writes.extend(own_files(ws))
