@@ -3,11 +3,14 @@
 
 For each: workspace-kind detection (in process, ``memcore.workspace.kinds.kind_of``), then as a
 user runs them (``python -m memcore`` subprocesses, start-up included): ``memcore status``,
-``memcore memory search`` once (the first run builds the index, with progress on stderr; the
-timed run is the next one), ``memcore memory promote`` (the preview); for the Claude Code
-folder also ``memcore sessions status`` over the whole projects folder (every transcript's
-``cwd`` bound to its project). Wall time of each, median of ``--runs``, with the load average
-and the start-up alone (``memcore --help``) to set the commands' own work apart.
+``memcore memory search`` once (the first run builds the index; its stderr is a
+pseudo-terminal, and ``first_search_progress`` says whether the progress bar was drawn there;
+the timed run is the next one, ``--no-record``), ``memcore memory promote`` (the preview); for
+the Claude Code folder also ``memcore sessions status`` over the whole projects folder (every
+transcript's ``cwd`` bound to its project). Wall time of each, median of ``--runs``, and the
+CPU seconds of that run (``*_cpu_s``: user + system of the child, which load does not
+inflate), with the load average and the start-up alone (``memcore --help``) to set the
+commands' own work apart.
 
 Usage: ``python bench/bench_interop.py [--sessions 1000] [--notes 1000] [--runs 3]``.
 """
@@ -19,7 +22,7 @@ import json
 import os
 import random
 import re
-import statistics
+import resource
 import subprocess
 import sys
 import tempfile
@@ -153,14 +156,60 @@ def timed(env: dict[str, str], *args: str) -> tuple[float, subprocess.CompletedP
     return time.perf_counter() - t, r
 
 
-def median_of(runs: int, env: dict[str, str], *args: str) -> float:
+def _child_cpu() -> float:
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def timed_tty(env: dict[str, str], *args: str) -> tuple[float, str]:
+    """``timed`` with stderr on a pseudo-terminal (as a user sees it): the wall time and what
+    was drawn there (the index build's progress bar)."""
+    import pty
+    import threading
+
+    master, slave = pty.openpty()
+    drawn: list[bytes] = []
+
+    def drain() -> None:
+        while True:
+            try:
+                data = os.read(master, 65536)
+            except OSError:
+                return
+            if not data:
+                return
+            drawn.append(data)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    t = time.perf_counter()
+    r = subprocess.run(
+        [sys.executable, "-m", "memcore", *args], env=env, stdout=subprocess.PIPE, stderr=slave
+    )
+    dt = time.perf_counter() - t
+    os.close(slave)
+    reader.join(timeout=5)
+    os.close(master)
+    if r.returncode != 0:
+        raise SystemExit(f"memcore {' '.join(args)} failed")
+    return dt, b"".join(drawn).decode("utf-8", "replace")
+
+
+def median_of(runs: int, env: dict[str, str], *args: str) -> tuple[float, float]:
+    """(median wall seconds, CPU seconds of the median run) of ``runs`` runs."""
     times = []
     for _ in range(runs):
+        cpu = _child_cpu()
         dt, r = timed(env, *args)
         if r.returncode != 0:
             raise SystemExit(f"memcore {' '.join(args)} failed: {r.stderr.strip()}")
-        times.append(dt)
-    return statistics.median(times)
+        times.append((dt, _child_cpu() - cpu))
+    wall, cpu_s = sorted(times)[len(times) // 2]
+    return round(wall, 3), round(cpu_s, 3)
+
+
+def put(row: dict[str, object], name: str, got: tuple[float, float]) -> None:
+    row[f"{name}_s"], row[f"{name}_cpu_s"] = got
 
 
 def main() -> None:
@@ -196,25 +245,28 @@ def main() -> None:
                     "stateDir"])  # fmt: skip
                 state.mkdir(parents=True, exist_ok=True)
                 (state / "memcore.toml").write_text(f'[sessions]\npath = "{projects}"\n')
-            first, _ = timed(env, "-w", str(ws), "memory", "search", "billing postgres")
+            first, drawn = timed_tty(env, "-w", str(ws), "memory", "search", "billing postgres")
             search = ("-w", str(ws), "memory", "search", "billing postgres", "--no-record")
-            row = {
+            row: dict[str, object] = {
                 "layout": label,
                 "kind": kind,
                 "detect_ms": round(detect * 1000, 2),
-                "status_s": round(median_of(a.runs, env, "-w", str(ws), "status"), 3),
                 "first_search_s": round(first, 3),
-                "search_s": round(median_of(a.runs, env, *search), 3),
-                "preview_s": round(median_of(a.runs, env, "-w", str(ws), "memory", "promote"), 3),
+                "first_search_progress": "Indexing memory" in drawn,
             }
+            put(row, "status", median_of(a.runs, env, "-w", str(ws), "status"))
+            put(row, "search", median_of(a.runs, env, *search))
+            put(row, "preview", median_of(a.runs, env, "-w", str(ws), "memory", "promote"))
             if label == "Claude Code":
                 first_scan, _ = timed(env, "-w", str(ws), "sessions", "status")
                 row["sessions_first_s"] = round(first_scan, 3)
-                row["sessions_status_s"] = round(
-                    median_of(a.runs, env, "-w", str(ws), "sessions", "status"), 3
+                put(
+                    row,
+                    "sessions_status",
+                    median_of(a.runs, env, "-w", str(ws), "sessions", "status"),
                 )
             rows.append(row)
-        startup = round(median_of(a.runs, env, "--help"), 3)  # python + click, no work
+        startup = median_of(a.runs, env, "--help")[0]  # python + click, no work
         load = os.getloadavg()
         out = {"load": [round(x, 2) for x in load], "startup_s": startup, "rows": rows}
         print(json.dumps(out, indent=2))

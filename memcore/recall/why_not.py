@@ -127,20 +127,19 @@ def nearest(
     highest score), each as its candidate JSON plus ``whyNot``; entries that pass are left out
     (they are candidates already)."""
     th = th.sanitized()
-    scored: list[tuple[int, float, Candidate, dict[str, Any]]] = []
+    scored: list[tuple[int, float, Candidate]] = []
     for e in entries:
         if not is_eligible(e) or int(e.get("recallCount") or 0) <= 0:
             continue
         c = score_entry(e, now, th)
-        info = why_not(c, th)
-        if not info["gates"]:
+        if all(g.passed for g in gate_checks(c, th)):
             continue
-        k = info["searchesNeeded"]
-        scored.append((k if k is not None else MAX_SEARCHES + 1, -c.raw_score, c, info))
+        k = searches_to_pass(c, th, distinct=True)
+        scored.append((k if k is not None else MAX_SEARCHES + 1, -c.raw_score, c))
     scored.sort(key=lambda t: (t[0], t[1], t[2].path, t[2].start_line))
     out = []
-    for _, _, c, info in scored[: max(0, limit)]:
+    for _, _, c in scored[: max(0, limit)]:  # the words only for those shown
         row = c.to_json()
-        row["whyNot"] = info
+        row["whyNot"] = why_not(c, th)
         out.append(row)
     return out
