@@ -123,3 +123,19 @@ def test_mcp_search_then_get_reads_the_topic_lines(tmp_path: Path) -> None:
         ],
     )
     assert payload(got)["text"] == top["snippet"]
+
+
+def test_gateway_search_finds_topic_text(tmp_path: Path) -> None:
+    from tests.test_gateway_helpers import gateway
+
+    root = claude_folder(tmp_path)
+    with gateway([Workspace(root)], scheduler=False) as (_, client, _served):
+        res = client.post("/api/memories/search", json={"query": "kubernetes drains", "limit": 3})
+        assert res.status_code == 200, res.text
+    top = res.json()["results"][0]
+    assert (top["path"], top["startLine"], top["endLine"]) == ("deploys.md", 8, 8)
+    assert sorted(p.name for p in root.iterdir()) == [
+        "MEMORY.md",
+        "deploys.md",
+        "feedback_tests.md",
+    ]
