@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -109,8 +110,9 @@ def test_first_run_writes_every_level_and_rerun_makes_no_calls(ws: Workspace) ->
     srcs = version_sources(conn, latest(conn, "session", "s0").id)
     assert (
         srcs[0].kind == "messages"
-        and srcs[0].ref == "session:s0#0-3"
+        and re.fullmatch(r"session:s0#@0:[0-9a-f]{12}\.\.@\d+:[0-9a-f]{12}", srcs[0].ref)
         and (srcs[0].from_idx, srcs[0].to_idx) == (0, 4)
+        and len(srcs[0].messages) == 4
     )
     user = open_user_db()
     assert "Postgres 16" in latest(user, "global", "").text
@@ -146,7 +148,16 @@ def test_new_turn_requeues_only_that_session_and_versions_stay(ws: Workspace) ->
     assert report["reviewed"] == ["s0"]
     assert llm.tasks == ["session", "project", "global"]
     assert report["read"] == [
-        {"session": "s0", "level": "summary", "from": 4, "to": 5, "sources": 1, "calls": 1}
+        {
+            "session": "s0",
+            "level": "summary",
+            "from": 4,
+            "to": 5,
+            "sources": 1,
+            "calls": 1,
+            "messages": 2,
+            "changed": 0,
+        }
     ]
     v2 = latest(conn, "session", "s0")
     assert v2.version == 2 and "ruff" in v2.text and "Postgres 16" in v2.text

@@ -52,9 +52,12 @@ def test_recall_sources_walk_down_the_hierarchy(dreamed: Workspace) -> None:
     session_refs = sorted(i["ref"] for i in p["items"])
     assert session_refs == ["session:s0@v1", "session:s1@v1", "session:s2@v1"]
     s = recall(ws, {"memory": "sources", "reference": "session:s0@v1"})
-    assert s["items"][0]["ref"] == "session:s0#0-3"
-    m = recall(ws, {"reference": "session:s0#0-3"})
+    ref = s["items"][0]["ref"]
+    assert ref.startswith("session:s0#@0:") and ".." in ref  # first..last message, stable
+    m = recall(ws, {"reference": ref})
     assert len(m["items"]) == 4 and m["items"][0]["role"] == "user"
+    old = recall(ws, {"reference": "session:s0#0-3"})  # positions (old references) still read
+    assert [i["ref"] for i in old["items"]] == [i["ref"] for i in m["items"]]
 
 
 def test_old_versions_stay_readable(dreamed: Workspace) -> None:
@@ -190,7 +193,7 @@ def test_cli_dream_status_recall_context(ws: Workspace) -> None:
     code, out, _ = run_cli(ws, "recall", "session", "s0", "--from", "0", "--to", "1", "--json")
     assert [m["index"] for m in json.loads(out)["items"]] == [0, 1]
     code, out, _ = run_cli(ws, "recall", "sources", "session:s0@v1")
-    assert "session:s0#0-3" in out
+    assert "session:s0#@0:" in out
     code, out, err = run_cli(ws, "recall", "sources", "nonsense")
     assert code == 1 and err.startswith("Error: ") and "not a memory reference" in err
     code, out, _ = run_cli(ws, "context", "--model-window", "200000")

@@ -14,9 +14,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from memcore.errors import InputError, UnsupportedFormat
+from memcore.sessions import refs
 from memcore.sessions.binding import split_files, unsorted_warning
 from memcore.sessions.settings import SessionsSettings
-from memcore.sessions.store import progress, transaction
+from memcore.sessions.store import get_state, progress, set_state, transaction
 from memcore.sessions.transcripts import Transcript, read_transcript
 from memcore.workspace.clock import iso_ms, parse_iso
 from memcore.workspace.core import Workspace
@@ -104,7 +105,10 @@ def scan(
             for sid, p in lost.items()
         )
     known = {r["id"]: r for r in conn.execute("SELECT * FROM sess_files").fetchall()}
+    cache = {} if cache is None else cache
+    _migrate_refs(conn, files, cache)
     updates: list[tuple[object, ...]] = []
+    parsed: dict[str, Transcript] = {}
     for sid, path in files.items():
         try:
             st = path.stat()
@@ -145,8 +149,8 @@ def scan(
                 )
             )
             continue
-        if cache is not None:
-            cache[sid] = tr
+        cache[sid] = tr
+        parsed[sid] = tr
         through = tr.complete_through()
         activity = tr.last_ts() or iso_ms(datetime.fromtimestamp(st.st_mtime, UTC))
         updates.append(
@@ -176,7 +180,40 @@ def scan(
             conn.executemany(
                 "UPDATE sess_files SET status='missing' WHERE id=?", [(s,) for s in missing]
             )
+            for sid, tr in parsed.items():  # a repaired or changed message is unread again
+                summary, raw = refs.markers(conn, sid, tr)
+                prog = progress(conn, sid)
+                if (prog["summary_through"], prog["raw_through"]) != (summary, raw):
+                    conn.execute(
+                        "INSERT INTO sess_progress (session_id, summary_through, raw_through)"
+                        " VALUES (?,?,?) ON CONFLICT (session_id) DO UPDATE SET"
+                        " summary_through=excluded.summary_through,"
+                        " raw_through=excluded.raw_through",
+                        (sid, summary, raw),
+                    )
     return all_sessions(conn)
+
+
+def _migrate_refs(
+    conn: sqlite3.Connection, files: dict[str, Path], cache: dict[str, Transcript]
+) -> None:
+    """Once per database: progress and sources written with message positions get stable
+    references (``refs.migrate``), read from the transcripts as they are now."""
+    if get_state(conn, refs.STATE_KEY) == "stable":
+        return
+    load: dict[str, Transcript | None] = {}
+    for (sid,) in conn.execute("SELECT session_id FROM sess_progress").fetchall():
+        path = files.get(sid)
+        try:
+            load[sid] = cache.get(sid) or (read_transcript(path) if path else None)
+        except InputError:
+            load[sid] = None
+        if load[sid] is not None:
+            cache[sid] = load[sid]  # type: ignore[assignment]
+    with transaction(conn):
+        if get_state(conn, refs.STATE_KEY) != "stable":  # another process may have done it
+            refs.migrate(conn, load)
+            set_state(conn, refs.STATE_KEY, "stable")
 
 
 def all_sessions(conn: sqlite3.Connection) -> list[SessionInfo]:

@@ -5,8 +5,10 @@
 - ``{"memory": "global"}``, ``{"memory": "projects"}``, ``{"memory": "project", "project": ID}``,
   ``{"memory": "sessions", "project": ID?}``, ``{"memory": "session", "session": ID}`` (its short
   memory and a paged list of its versions), ``{"memory": "session", "session": ID, "from": N,
-  "to": M}`` (messages N..M, inclusive, redacted), ``{"memory": "sources", "reference": REF}``
-  (the sources of a memory version, or the messages of a ``session:ID#N-M`` reference);
+  "to": M}`` (messages at positions N..M, inclusive, redacted), ``{"memory": "sources",
+  "reference": REF}`` (the sources of a memory version, or the messages of a message reference
+  ``session:ID#A..B`` / ``session:ID#A``, see ``memcore.sessions.refs``; the older positional
+  ``session:ID#N-M`` is read by position);
 - optional ``version`` (read an older immutable version), ``cursor`` (from ``next_cursor``),
   ``limit`` (items per page of a list, 1-100, default 20) and, for ``sessions``, ``query``
   (words that must all appear in a session's id, title or latest short memory).
@@ -26,9 +28,10 @@ from typing import Any
 
 from memcore.errors import InputError
 from memcore.redact import redact
-from memcore.sessions import catalog
+from memcore.sessions import catalog, refs
 from memcore.sessions.settings import project_id
 from memcore.sessions.store import (
+    Source,
     Version,
     ensure_schema,
     get_version,
@@ -37,7 +40,7 @@ from memcore.sessions.store import (
     parse_memory_ref,
     version_sources,
 )
-from memcore.sessions.transcripts import read_transcript
+from memcore.sessions.transcripts import Attachment, Message, read_transcript
 from memcore.sessions.userdb import open_user_db
 from memcore.workspace.core import Workspace
 from memcore.workspace.db import connect
@@ -48,7 +51,6 @@ PAGE_ITEMS = 20
 MAX_PAGE_ITEMS = 100
 PAGE_CHARS = 8000
 MAX_INT = 2**63 - 1
-_RANGE_REF = re.compile(r"^session:(.+)#(\d+)-(\d+)$")
 
 
 def _int(args: dict[str, Any], key: str, default: int | None = None) -> int | None:
@@ -350,7 +352,17 @@ def _messages(
             break
         piece = text[:budget]
         items.append(
-            {"index": msg.index, "role": msg.role, "ts": msg.ts, "offset": off, "text": piece}
+            {
+                "index": msg.index,
+                "ref": msg.ref,
+                "digest": msg.digest,
+                "line": msg.line,
+                "role": msg.role,
+                "ts": msg.ts,
+                "offset": off,
+                "text": piece,
+                "attachments": [_attachment(a) for a in msg.attachments] if not off else [],
+            }
         )
         budget -= len(piece)
         if len(piece) < len(text):
@@ -375,18 +387,9 @@ def _sources(ws: Workspace, args: dict[str, Any]) -> dict[str, Any]:
     ref = args.get("reference") or args.get("ref")
     if not ref or not isinstance(ref, str):
         raise InputError("recall: sources needs a reference (e.g. project:ID@v3)")
-    m = _RANGE_REF.match(ref.strip())
-    if m:
-        return _session(
-            ws,
-            {
-                "session": m.group(1),
-                "from": int(m.group(2)),
-                "to": int(m.group(3)),
-                "cursor": args.get("cursor"),
-                "project": args.get("project"),
-            },
-        )
+    rr = refs.parse_range(ref)
+    if rr is not None:
+        return _range(ws, rr, args)
     level, owner, version = parse_memory_ref(ref)
     cursor = _int(args, "cursor", 0) or 0
     limit = _limit(args)
@@ -404,6 +407,7 @@ def _sources(ws: Workspace, args: dict[str, Any]) -> dict[str, Any]:
     finally:
         conn.close()
     page = srcs[cursor : cursor + limit]
+    now: dict[str, list[Message] | None] = {}
     items = [
         {
             "kind": s.kind,
@@ -411,6 +415,7 @@ def _sources(ws: Workspace, args: dict[str, Any]) -> dict[str, Any]:
             "from": s.from_idx,
             "to": None if s.to_idx is None else s.to_idx - 1,
             "preview": s.preview,
+            "messages": _source_messages(ws, s, args.get("project"), now),
         }
         for s in page
     ]
@@ -423,3 +428,56 @@ def _sources(ws: Workspace, args: dict[str, Any]) -> dict[str, Any]:
         "total": len(srcs),
         "next_cursor": str(nxt) if nxt < len(srcs) else None,
     }
+
+
+def _attachment(a: Attachment) -> dict[str, Any]:
+    return {k: redact(v) if isinstance(v, str) else v for k, v in a.as_dict().items()}
+
+
+def _range(ws: Workspace, rr: refs.RangeRef, args: dict[str, Any]) -> dict[str, Any]:
+    """The messages of a message reference, as the transcript is now."""
+    target = _workspace_of(ws, args.get("project"))
+    with _db(target) as conn:
+        info = next((s for s in catalog.all_sessions(conn) if s.id == rr.session), None)
+    if info is None:
+        raise InputError(f"recall: unknown session {rr.session!r} (see `memcore recall sessions`)")
+    if info.status != "ok":
+        raise InputError(
+            f"recall: session {info.id} is {info.status}: {info.error or ''}".rstrip(": ")
+        )
+    first, last = refs.resolve_range(read_transcript(info.path), rr)
+    out = _messages(info, first, last, args.get("cursor"))
+    out["reference"] = f"session:{rr.session}#{rr.first}" + (
+        "" if rr.first == rr.last else f"{'-' if rr.positional else '..'}{rr.last}"
+    )
+    return out
+
+
+def _source_messages(
+    ws: Workspace, s: Source, project: Any, now: dict[str, list[Message] | None]
+) -> list[dict[str, Any]]:
+    """Each message a session source covers: its stable reference, and whether the transcript
+    still says the same there (``same``, ``moved``, ``changed``, ``gone``; ``unreadable``
+    when the transcript cannot be read now)."""
+    rr = refs.parse_range(s.ref) if s.kind in ("messages", "raw") else None
+    if rr is None or not s.messages:
+        return []
+    if rr.session not in now:
+        now[rr.session] = None
+        try:
+            with _db(_workspace_of(ws, project)) as conn:
+                info = next((x for x in catalog.all_sessions(conn) if x.id == rr.session), None)
+            if info is not None and info.status == "ok":
+                now[rr.session] = read_transcript(info.path).messages
+        except InputError:
+            pass
+    msgs = now[rr.session]
+    out = []
+    for ref, digest in s.messages:
+        if msgs is None:
+            out.append({"ref": ref, "digest": digest, "status": "unreadable", "index": None})
+            continue
+        found = refs.resolve(msgs, ref, digest)
+        index = found.message.index if found.message else None
+        out.append({"ref": ref, "digest": digest, "status": found.status, "index": index})
+    return out

@@ -29,7 +29,7 @@ from memcore.errors import (
 )
 from memcore.judge.llm import LLM, make_llm
 from memcore.redact import redact
-from memcore.sessions import catalog, sharing
+from memcore.sessions import catalog, refs, sharing
 from memcore.sessions.budget import split_utf8
 from memcore.sessions.calls import Caller
 from memcore.sessions.control import (
@@ -96,28 +96,35 @@ class Run:
         return iso_ms(self.now)
 
 
-def message_sources(
-    session: str, messages: list[Message], kind: str
-) -> list[tuple[RequestSource, int, int]]:
+@dataclass(frozen=True)
+class Unit:
+    """One source of a call and the messages it carries."""
+
+    source: RequestSource
+    start: int  # message index range [start, end) in this parse
+    end: int
+    messages: tuple[Message, ...]
+
+
+def source_units(session: str, messages: list[Message], kind: str) -> list[Unit]:
     """Group messages into sources of at most 5,000 UTF-8 bytes; a longer message is split on
-    character boundaries into several sources. Each comes with its message range [from, to).
+    character boundaries into several sources.
 
     Messages are redacted whole before they are split, so no secret is cut in two halves
-    that the redactor would no longer recognise."""
-    out: list[tuple[RequestSource, int, int]] = []
+    that the redactor would no longer recognise. A source's reference names its first and
+    last message by their stable references (``memcore.sessions.refs``)."""
+    out: list[Unit] = []
     buf: list[str] = []
+    held: list[Message] = []
     size = 0
-    first = 0
-    last = 0
 
     def flush() -> None:
-        nonlocal buf, size
+        nonlocal buf, size, held
         if buf:
-            ref = f"session:{session}#{first}-{last}"
-            out.append(
-                (RequestSource(f"s{len(out) + 1}", kind, ref, "\n".join(buf)), first, last + 1)
-            )
-        buf, size = [], 0
+            ref = refs.range_ref(session, held[0], held[-1])
+            src = RequestSource(f"s{len(out) + 1}", kind, ref, "\n".join(buf))
+            out.append(Unit(src, held[0].index, held[-1].index + 1, tuple(held)))
+        buf, held, size = [], [], 0
 
     for m in messages:
         line = f"[{m.index} {m.role}] {redact(m.text)}"
@@ -125,18 +132,14 @@ def message_sources(
         if n > CHUNK_BYTES:
             flush()
             for piece in split_utf8(line, CHUNK_BYTES):
-                ref = f"session:{session}#{m.index}-{m.index}"
-                out.append(
-                    (RequestSource(f"s{len(out) + 1}", kind, ref, piece), m.index, m.index + 1)
-                )
+                src = RequestSource(f"s{len(out) + 1}", kind, refs.message_ref(session, m), piece)
+                out.append(Unit(src, m.index, m.index + 1, (m,)))
             continue
         if size + n > CHUNK_BYTES:
             flush()
-        if not buf:
-            first = m.index
         buf.append(line)
+        held.append(m)
         size += n
-        last = m.index
     flush()
     return out
 
@@ -164,10 +167,14 @@ def _review(run: Run, info: catalog.SessionInfo, tr: Transcript, *, raw: bool) -
         start, end, marker = prog["summary_through"], info.complete_through, "summary_through"
         msgs = [m for m in tr.messages[start:end] if m.is_conversation]
     kind = "raw" if raw else "messages"
-    units = message_sources(info.id, msgs, kind)
+    read = refs.seen(run.conn, info.id, "raw" if raw else "summary")
+    msgs = refs.unread(msgs, read)  # read before (a line that only moved): not again
+    changed = sum(1 for m in msgs if m.key in read)  # read with other text: re-read
+    units = source_units(info.id, msgs, kind)
     limit = run.settings.session_limit
-    ranges = {u[0].id: (u[1], u[2]) for u in units}
-    pending = [u[0] for u in units]
+    ranges = {u.source.id: (u.start, u.end) for u in units}
+    carried = {u.source.id: u.messages for u in units}
+    pending = [u.source for u in units]
     pos = start
     calls = 0
     while pending:  # each call is packed against the memory as it stands before it
@@ -187,7 +194,15 @@ def _review(run: Run, info: catalog.SessionInfo, tr: Transcript, *, raw: bool) -
             _verify(info, pos, through, digest)
             if (cur is None and text) or (cur is not None and text != cur.text):
                 srcs = [
-                    Source(kind, s.ref, ranges[s.id][0], ranges[s.id][1], digest, s.text)
+                    Source(
+                        kind,
+                        s.ref,
+                        ranges[s.id][0],
+                        ranges[s.id][1],
+                        digest,
+                        s.text,
+                        tuple((m.ref, m.digest) for m in carried[s.id]),
+                    )
                     for s in batch
                 ]
                 if cur is not None:
@@ -204,6 +219,9 @@ def _review(run: Run, info: catalog.SessionInfo, tr: Transcript, *, raw: bool) -
                 )
                 if new:
                     run.wrote.append(v.ref)
+            refs.mark_read(
+                run.conn, info.id, dict.fromkeys(m for s in batch for m in carried[s.id])
+            )
             set_progress(run.conn, info.id, run.now_iso, **{marker: through})
         pos = through
     if not units and end > start:  # nothing worth a call (e.g. only tool traffic): mark as read
@@ -219,6 +237,8 @@ def _review(run: Run, info: catalog.SessionInfo, tr: Transcript, *, raw: bool) -
                 "to": end - 1,
                 "sources": len(units),
                 "calls": calls,
+                "messages": len(msgs),  # unread messages in the range, read now
+                "changed": changed,  # of which were read before with other text
             }
         )
 

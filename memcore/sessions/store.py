@@ -56,6 +56,10 @@ CREATE TABLE IF NOT EXISTS sess_budget_calls (
     status TEXT NOT NULL, created_at TEXT NOT NULL, settled_at TEXT
 );
 CREATE INDEX IF NOT EXISTS sess_budget_day ON sess_budget_calls (day);
+CREATE TABLE IF NOT EXISTS sess_seen (
+    session_id TEXT NOT NULL, level TEXT NOT NULL, key TEXT NOT NULL, digest TEXT NOT NULL,
+    PRIMARY KEY (session_id, level, key)
+);
 """
 
 
@@ -63,11 +67,18 @@ def ensure_schema(conn: sqlite3.Connection) -> None:
     conn.executescript(SCHEMA)
     cols = {r[1] for r in conn.execute("PRAGMA table_info(sess_files)")}
     if "broken" not in cols:  # file line numbers that are not JSON (a JSON list)
-        try:
-            conn.execute("ALTER TABLE sess_files ADD COLUMN broken TEXT")
-        except sqlite3.OperationalError as exc:  # another process added it first
-            if "duplicate column" not in str(exc).lower():
-                raise
+        _add_column(conn, "sess_files", "broken TEXT")
+    cols = {r[1] for r in conn.execute("PRAGMA table_info(sess_memory_sources)")}
+    if "messages" not in cols:  # stable references of a source's messages (refs.py)
+        _add_column(conn, "sess_memory_sources", "messages TEXT")
+
+
+def _add_column(conn: sqlite3.Connection, table: str, column: str) -> None:
+    try:
+        conn.execute(f"ALTER TABLE {table} ADD COLUMN {column}")
+    except sqlite3.OperationalError as exc:  # another process added it first
+        if "duplicate column" not in str(exc).lower():
+            raise
 
 
 @contextlib.contextmanager
@@ -133,6 +144,7 @@ class Source:
     to_idx: int | None = None
     digest: str | None = None
     preview: str = ""
+    messages: tuple[tuple[str, str], ...] = ()  # (stable message ref, text hash) it covers
 
 
 def _version(row: sqlite3.Row) -> Version:
@@ -200,13 +212,8 @@ def insert_version(
     )
     mid = int(cur.lastrowid or 0)
     conn.executemany(
-        "INSERT INTO sess_memory_sources"
-        " (memory_id, seq, kind, ref, from_idx, to_idx, digest, preview)"
-        " VALUES (?,?,?,?,?,?,?,?)",
-        [
-            (mid, i, s.kind, s.ref, s.from_idx, s.to_idx, s.digest, redact(s.preview)[:200])
-            for i, s in enumerate(sources)
-        ],
+        _INSERT_SOURCE,
+        [_source_row(mid, i, s) for i, s in enumerate(sources)],
     )
     return Version(mid, level, owner, version, text, now_iso, model)
 
@@ -243,15 +250,25 @@ def publish_version(
         "SELECT coalesce(max(seq), -1) + 1 FROM sess_memory_sources WHERE memory_id=?", (mid,)
     ).fetchone()[0]
     conn.executemany(
-        "INSERT INTO sess_memory_sources"
-        " (memory_id, seq, kind, ref, from_idx, to_idx, digest, preview)"
-        " VALUES (?,?,?,?,?,?,?,?)",
+        _INSERT_SOURCE,
         [
-            (mid, start + i, s.kind, s.ref, s.from_idx, s.to_idx, s.digest, redact(s.preview)[:200])
+            _source_row(mid, start + i, s)
             for i, s in enumerate(x for x in sources if x.kind != "previous")
         ],
     )
     return Version(mid, level, owner, int(row["version"]), text, now_iso, model), False
+
+
+_INSERT_SOURCE = (
+    "INSERT INTO sess_memory_sources"
+    " (memory_id, seq, kind, ref, from_idx, to_idx, digest, preview, messages)"
+    " VALUES (?,?,?,?,?,?,?,?,?)"
+)
+
+
+def _source_row(mid: int, seq: int, s: Source) -> tuple[object, ...]:
+    msgs = json.dumps([list(m) for m in s.messages]) if s.messages else None
+    return (mid, seq, s.kind, s.ref, s.from_idx, s.to_idx, s.digest, redact(s.preview)[:200], msgs)
 
 
 def version_sources(conn: sqlite3.Connection, memory_id: int) -> list[Source]:
@@ -259,9 +276,25 @@ def version_sources(conn: sqlite3.Connection, memory_id: int) -> list[Source]:
         "SELECT * FROM sess_memory_sources WHERE memory_id=? ORDER BY seq", (memory_id,)
     ).fetchall()
     return [
-        Source(r["kind"], r["ref"], r["from_idx"], r["to_idx"], r["digest"], r["preview"] or "")
+        Source(
+            r["kind"],
+            r["ref"],
+            r["from_idx"],
+            r["to_idx"],
+            r["digest"],
+            r["preview"] or "",
+            _messages(r["messages"]),
+        )
         for r in rows
     ]
+
+
+def _messages(value: str | None) -> tuple[tuple[str, str], ...]:
+    try:
+        items = json.loads(value) if value else []
+    except ValueError:
+        return ()
+    return tuple((str(m[0]), str(m[1])) for m in items if isinstance(m, list) and len(m) == 2)
 
 
 def uplinks(conn: sqlite3.Connection, level: str, owner: str) -> dict[str, int]:

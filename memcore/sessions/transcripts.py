@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -24,17 +24,62 @@ SNIFF_LINES = 20
 
 
 @dataclass(frozen=True)
+class Attachment:
+    """An image or file block: a reference to it, never its content (nor text inferred from
+    it). ``location`` is where it was: a URL, a path, a file id, or ``inline`` for data
+    embedded in the transcript line (``line``)."""
+
+    kind: str  # image | file
+    name: str | None
+    type: str | None  # media type (image/png, application/pdf …)
+    size: int | None  # bytes, when known (inline data: its decoded size)
+    location: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "name": self.name,
+            "type": self.type,
+            "size": self.size,
+            "location": self.location,
+        }
+
+    def label(self) -> str:
+        """One line for the text the model and ``recall`` read: ``[image: a.png, image/png,
+        48,213 bytes]``."""
+        parts = [self.name or "unnamed", self.type or "unknown type"]
+        if self.size is not None:
+            parts.append(f"{self.size:,} bytes")
+        return f"[{self.kind}: {', '.join(parts)}]"
+
+
+@dataclass(frozen=True)
 class Message:
+    """One message of a transcript. ``index`` is its position in this parse (it shifts when
+    lines are repaired or added before it); ``ref`` is its stable reference (see
+    ``memcore.sessions.refs``): the record's ``uuid`` where the format has one, else
+    ``@<byte offset>:<hash of the line>``; ``key`` is what the review progress remembers it
+    by (the uuid, or the line hash, so a shifted line stays reviewed)."""
+
     index: int
     role: str  # user | assistant | tool | system
     text: str
     ts: str | None = None
     end_turn: bool | None = None  # Claude Code stop_reason: True end_turn, False tool_use
+    ref: str = ""
+    key: str = ""
+    line: int = 0  # file line number (1-based) of the record
+    attachments: tuple[Attachment, ...] = ()
 
     @property
     def is_conversation(self) -> bool:
         """User and assistant text: what the summary level reads."""
         return self.role in ("user", "assistant")
+
+    @property
+    def digest(self) -> str:
+        """Hash of what the message says: a changed message (same uuid) hashes differently."""
+        return hashlib.sha1(f"{self.role}\x1f{self.text}".encode()).hexdigest()[:12]
 
 
 @dataclass
@@ -104,6 +149,15 @@ def range_digest(messages: list[Message]) -> str:
 # -- reading ----------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class _Pos:
+    """Where a record sits in its file: line number, byte offset, hash (``record_hash``)."""
+
+    line: int
+    offset: int
+    hash: str
+
+
 def read_transcript(path: Path) -> Transcript:
     """Parse a transcript file. Raises InputError when it cannot be read at all."""
     try:
@@ -117,24 +171,30 @@ def read_transcript(path: Path) -> Transcript:
     except UnicodeDecodeError as exc:
         raise InputError(f"{path}: not valid UTF-8 (byte {exc.start})") from None
     meta, body = _split_front_matter(text)
-    first_line = text[: len(text) - len(body)].count("\n") + 1  # file line of the body's first
+    head = text[: len(text) - len(body)]
+    first_line = head.count("\n") + 1  # file line of the body's first
     records: list[dict[str, Any]] = []
+    positions: list[_Pos] = []
     broken: list[int] = []
-    lines = body.splitlines()
-    for n, line in enumerate(lines):
-        line = line.strip()
+    offset = len(head.encode("utf-8"))
+    raw_lines = data[offset:].split(b"\n")  # bytes, so offsets are exact and U+2028 stays
+    for n, raw in enumerate(raw_lines):
+        at = offset
+        offset += len(raw) + 1
+        line = raw.strip()
         if not line:
             continue
         try:
             rec = json.loads(line)
         except ValueError:
             # a half-written last line is normal for a live transcript
-            if n == len(lines) - 1 and not body.endswith("\n"):
+            if n == len(raw_lines) - 1 and not data.endswith(b"\n"):
                 continue
             broken.append(first_line + n)
             continue
         if isinstance(rec, dict):
             records.append(rec)
+            positions.append(_Pos(first_line + n, at, record_hash(rec)))
         else:
             broken.append(first_line + n)
     bad = len(broken)
@@ -146,7 +206,8 @@ def read_transcript(path: Path) -> Transcript:
             f"{path}: unsupported transcript format (looks like {guess})", guess
         )
     fmt = sniff(records)
-    tr = _claude_code(records) if fmt == "claude-code" else _plain(records)
+    tr = _claude_code(records, positions) if fmt == "claude-code" else _plain(records, positions)
+    tr.messages = _identify(tr.messages)
     tr.broken = broken
     if fmt == "plain" and records and not tr.messages and not _meta_only(records):
         raise UnsupportedFormat(
@@ -157,6 +218,59 @@ def read_transcript(path: Path) -> Transcript:
             meta = {**rec["meta"], **meta}
     tr.meta = meta
     return tr
+
+
+def record_hash(rec: dict[str, Any]) -> str:
+    """12 hex of SHA-1 of the record as canonical JSON: a line written again with other
+    spacing or key order hashes the same; one that says something else does not."""
+    canon = json.dumps(rec, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha1(canon.encode()).hexdigest()[:12]
+
+
+def _message(
+    index: int,
+    role: str,
+    text: str,
+    ts: Any,
+    rec: dict[str, Any],
+    pos: _Pos,
+    end_turn: bool | None = None,
+    attachments: tuple[Attachment, ...] = (),
+) -> Message:
+    """A message with its provisional reference (``_identify`` makes keys unique)."""
+    uid = rec.get("uuid")
+    part = ".tool" if role == "tool" else ""
+    if isinstance(uid, str) and uid.strip() and "#" not in uid and ".." not in uid:
+        ref = key = uid.strip() + part
+    else:
+        ref, key = f"@{pos.offset}:{pos.hash}{part}", f"h{pos.hash}{part}"
+    return Message(
+        index,
+        role,
+        text,
+        ts if isinstance(ts, str) else None,
+        end_turn,
+        ref=ref,
+        key=key,
+        line=pos.line,
+        attachments=attachments,
+    )
+
+
+def _identify(messages: list[Message]) -> list[Message]:
+    """Make every key unique: a repeated uuid or an identical line gets ``~2``, ``~3`` … in
+    file order (a uuid reference names the first; an offset one the nearest line)."""
+    seen: dict[str, int] = {}
+    out = []
+    for m in messages:
+        n = seen.get(m.key, 0) + 1
+        seen[m.key] = n
+        if n > 1:
+            suffix = f"~{n}"
+            ref = m.ref + suffix if not m.ref.startswith("@") else m.ref
+            m = replace(m, key=m.key + suffix, ref=ref)
+        out.append(m)
+    return out
 
 
 _CODEX_TYPES = ("session_meta", "response_item", "event_msg", "turn_context", "compacted")
@@ -204,42 +318,138 @@ def _split_front_matter(text: str) -> tuple[dict[str, Any], str]:
     return meta, text[end + 5 :]
 
 
-def _plain(records: list[dict[str, Any]]) -> Transcript:
+def _plain(records: list[dict[str, Any]], positions: list[_Pos]) -> Transcript:
     messages: list[Message] = []
-    for rec in records:
+    for rec, pos in zip(records, positions, strict=True):
         role = rec.get("role")
         if role not in ("user", "assistant", "tool", "system"):
             continue
-        text = _content_text(rec.get("content"))
+        content = rec.get("content")
+        text = _content_text(content)
+        files = _attachments(content)
+        if files:
+            text = "\n".join([*([text] if text else []), *(a.label() for a in files)])
         if text is None:
             continue
         ts = rec.get("ts") or rec.get("timestamp")
-        messages.append(Message(len(messages), role, text, ts if isinstance(ts, str) else None))
+        messages.append(_message(len(messages), role, text, ts, rec, pos, attachments=files))
     return Transcript("plain", messages)
 
 
+_TEXT_BLOCKS = (None, "text", "input_text", "output_text")
+
+
 def _content_text(content: Any) -> str | None:
+    """The text of a message's content: a string, or its text blocks (never text carried by
+    an image or file block, which may be inferred from it)."""
     if isinstance(content, str):
         return content
     if isinstance(content, list):
         parts = [
-            b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)
+            b["text"]
+            for b in content
+            if isinstance(b, dict)
+            and b.get("type") in _TEXT_BLOCKS
+            and isinstance(b.get("text"), str)
         ]
         return "\n".join(parts) if parts else None
     return None
 
 
-def _claude_code(records: list[dict[str, Any]]) -> Transcript:
+_IMAGE_BLOCKS = ("image", "image_url", "input_image")
+_FILE_BLOCKS = ("document", "file", "input_file")
+
+
+def _attachments(content: Any) -> tuple[Attachment, ...]:
+    if not isinstance(content, list):
+        return ()
+    found = (attachment_of(b) for b in content if isinstance(b, dict))
+    return tuple(a for a in found if a is not None)
+
+
+def _str(*values: Any) -> str | None:
+    for v in values:
+        if isinstance(v, str) and v.strip():
+            return v.strip()
+    return None
+
+
+def attachment_of(block: dict[str, Any]) -> Attachment | None:
+    """The reference of an image or file content block (Claude Code ``image`` / ``document``,
+    OpenAI ``image_url`` / ``input_image`` / ``file`` / ``input_file``), or None for other
+    blocks. Embedded data is measured, never kept; nor is any text that comes with it."""
+    kind = block.get("type")
+    if kind not in _IMAGE_BLOCKS + _FILE_BLOCKS:
+        return None
+    src: dict[str, Any] = block["source"] if isinstance(block.get("source"), dict) else {}
+    inner: dict[str, Any] = block["file"] if isinstance(block.get("file"), dict) else {}
+    img = block.get("image_url")
+    url = _str(img.get("url") if isinstance(img, dict) else img, src.get("url"), block.get("url"))
+    url = url or _str(inner.get("file_url"), block.get("file_url"))
+    media = _str(src.get("media_type"), block.get("media_type"), block.get("mime_type"))
+    media = media or _str(inner.get("mime_type"))
+    size = next(
+        (v for v in (block.get("size"), src.get("size"), inner.get("size")) if type(v) is int),
+        None,
+    )
+    location: str | None = None
+    data = src.get("data") if src.get("type") in ("base64", "text") else None
+    data = data if isinstance(data, str) else _str(inner.get("file_data"), block.get("file_data"))
+    if url and url.startswith("data:"):
+        header, _, payload = url.partition(",")
+        media = media or header[5:].split(";")[0] or None
+        data, url = payload, None
+    if data is not None:
+        location = "inline"
+        if size is None:
+            size = len(data.encode()) if src.get("type") == "text" else _b64_size(data)
+        if media is None and data.startswith("data:"):
+            media = data[5:].split(";")[0] or None
+    path = _str(block.get("path"), src.get("path"), inner.get("path"))
+    file_id = _str(src.get("file_id"), inner.get("file_id"), block.get("file_id"))
+    location = url or path or (f"file id {file_id}" if file_id else None) or location
+    name = _str(
+        block.get("name"),
+        block.get("title"),
+        block.get("filename"),
+        inner.get("filename"),
+        src.get("filename"),
+    )
+    if name is None and (url or path):
+        tail = (url or path or "").split("?")[0].rstrip("/").rsplit("/", 1)[-1]
+        name = tail or None
+    return Attachment(
+        "image" if kind in _IMAGE_BLOCKS else "file",
+        name,
+        media,
+        size,
+        location or "unknown",
+    )
+
+
+def _b64_size(data: str) -> int:
+    body = data.split(",", 1)[1] if data.startswith("data:") else data
+    body = "".join(body.split())
+    return max(0, len(body) * 3 // 4 - body[-2:].count("="))
+
+
+def _claude_code(records: list[dict[str, Any]], positions: list[_Pos]) -> Transcript:
     messages: list[Message] = []
     summaries: list[str] = []
 
-    def add(role: str, text: str, ts: Any, end_turn: bool | None = None) -> None:
+    def add(
+        role: str,
+        text: str,
+        ts: Any,
+        end_turn: bool | None = None,
+        files: tuple[Attachment, ...] = (),
+    ) -> None:
+        if files:
+            text = "\n".join([*([text] if text.strip() else []), *(a.label() for a in files)])
         if text.strip():
-            messages.append(
-                Message(len(messages), role, text, ts if isinstance(ts, str) else None, end_turn)
-            )
+            messages.append(_message(len(messages), role, text, ts, rec, pos, end_turn, files))
 
-    for rec in records:
+    for rec, pos in zip(records, positions, strict=True):  # noqa: B007 (add() reads them)
         kind = rec.get("type")
         if kind == "summary" and isinstance(rec.get("summary"), str):
             summaries.append(rec["summary"])
@@ -259,11 +469,11 @@ def _claude_code(records: list[dict[str, Any]]) -> Transcript:
                 continue
             if not isinstance(content, list):
                 continue
-            texts, tools = _blocks(content)
-            if texts:
-                add("user", "\n".join(texts), ts)
+            texts, tools, files, tool_files = _blocks(content)
+            if texts or files:
+                add("user", "\n".join(texts), ts, files=files)
             if tools:
-                add("tool", "\n".join(tools), ts)
+                add("tool", "\n".join(tools), ts, files=tool_files)
             continue
         stop = msg.get("stop_reason")
         end_turn = None if stop is None else stop != "tool_use"
@@ -272,11 +482,11 @@ def _claude_code(records: list[dict[str, Any]]) -> Transcript:
             continue
         if not isinstance(content, list):
             continue
-        texts, tools = _blocks(content)
+        texts, tools, files, tool_files = _blocks(content)
         if tools:
-            add("tool", "\n".join(tools), ts)
-        if texts:
-            add("assistant", "\n".join(texts), ts, end_turn)
+            add("tool", "\n".join(tools), ts, files=tool_files)
+        if texts or files:
+            add("assistant", "\n".join(texts), ts, end_turn, files)
     return Transcript("claude-code", messages, summaries=summaries)
 
 
@@ -301,13 +511,19 @@ def tool_input_text(value: Any, indent: str = "") -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def _blocks(content: list[Any]) -> tuple[list[str], list[str]]:
-    """Text blocks (conversation) and tool traffic (raw) of a Claude Code content list.
+def _blocks(
+    content: list[Any],
+) -> tuple[list[str], list[str], tuple[Attachment, ...], tuple[Attachment, ...]]:
+    """Text blocks (conversation), tool traffic (raw) and the attachments of each, from a
+    Claude Code content list.
 
     Tool arguments and results are kept whole, however long: the run splits them into
-    chunks and ``recall`` pages them, nothing is cut."""
+    chunks and ``recall`` pages them, nothing is cut. Images and documents, also inside a
+    tool result, become references (``attachment_of``)."""
     texts: list[str] = []
     tools: list[str] = []
+    files: list[Attachment] = []
+    tool_files: list[Attachment] = []
     for block in content:
         if not isinstance(block, dict):
             continue
@@ -318,8 +534,13 @@ def _blocks(content: list[Any]) -> tuple[list[str], list[str]]:
             args = tool_input_text(block.get("input", {}))
             tools.append(f"[tool call {block.get('name', '?')}] {args}")
         elif kind == "tool_result":
-            body = _content_text(block.get("content"))
-            if body is None and isinstance(block.get("content"), str):
-                body = block["content"]
+            inner = block.get("content")
+            body = _content_text(inner)
+            found = _attachments(inner)
+            tool_files += found
             tools.append(f"[tool result] {body or ''}")
-    return texts, tools
+        else:
+            found_one = attachment_of(block)
+            if found_one is not None:
+                files.append(found_one)
+    return texts, tools, tuple(files), tuple(tool_files)
