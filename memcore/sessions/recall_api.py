@@ -472,7 +472,7 @@ def _source_messages(
         except InputError:
             pass
     msgs = now[rr.session]
-    out = []
+    out: list[dict[str, Any]] = []
     for ref, digest in s.messages:
         if msgs is None:
             out.append({"ref": ref, "digest": digest, "status": "unreadable", "index": None})
