@@ -77,7 +77,7 @@ def test_a_call_that_does_not_fit_waits_for_tomorrow(ws: Workspace) -> None:
     for i in range(3):
         make_session(ws, f"s{i}", turns_for(i))
     ws.config_path.write_text(
-        "[sessions]\ndaily_token_budget = 2700\nenabled = true\nmin_sessions = 1\n"
+        "[sessions]\ndaily_token_budget = 3000\nenabled = true\nmin_sessions = 1\n"
     )
     with chat_server() as srv:
         llm = OpenAICompatibleLLM(srv.url, "m", timeout=5)

@@ -148,8 +148,20 @@ def versions_cmd(as_json: bool) -> None:
 
 def do_undo(run_id: str | None, as_json: bool, lock_timeout: float) -> None:
     from memcore.dream.undo import undo_run
+    from memcore.sessions.correct import is_edit, undo_edit
 
-    res = undo_run(current_workspace(), run_id, now=_now(), lock_timeout=lock_timeout)
+    ws = current_workspace()
+    if is_edit(ws, run_id):  # a short memory edited by hand: its text comes back
+        out = undo_edit(ws, run_id, now=_now())
+        if as_json:
+            echo_json(out)
+            return
+        click.echo(
+            f"Undid edit {out['edit']}: {out['version']} has the text of {out['restored_from']}"
+            + (f"; exports rewritten (run {out['journal_run']})." if out["journal_run"] else ".")
+        )
+        return
+    res = undo_run(ws, run_id, now=_now(), lock_timeout=lock_timeout)
     if as_json:
         echo_json(res)
         return
@@ -175,7 +187,9 @@ def do_undo(run_id: str | None, as_json: bool, lock_timeout: float) -> None:
 @json_option
 def undo_cmd(run_id: str | None, lock_timeout: float, as_json: bool) -> None:
     """Take back a run (default: the latest): byte for byte when its files are unchanged
-    since; refused, naming what was edited, when undoing would clobber an edit.
+    since; refused, naming what was edited, when undoing would clobber an edit. A short
+    memory edited by hand (`memcore recall … --edit`, RUN_ID as it printed) gets its
+    previous text back as a new version.
 
     \b
     Examples:

@@ -12,13 +12,27 @@ from memcore.cli.common import IntRange, current_workspace, echo_json, json_opti
 
 @click.group("recall")
 def recall_group() -> None:
-    """Read short memories, their versions and sources (paged; never calls a model).
+    """Read short memories, their versions, sources and decisions (paged; never calls a
+    model), and correct a short memory by hand with --edit.
+
+    Messages are cited by stable references (session:ID#UUID where the transcript has
+    uuids, else session:ID#@OFFSET:HASH; a range is FIRST..LAST), so a repaired or
+    rewritten transcript moves no reference. Attachments (images, files) are shown as
+    references: name, type, size and where they were, never their content.
+
+    --edit writes a new immutable version of the latest short memory: the text of --text,
+    or, without it, what you save in $EDITOR (VISUAL or EDITOR). It is redacted, checked
+    against the level's limit, journaled with the exports, and `memcore undo ID` (the id
+    it prints) brings the previous text back as the next version.
 
     \b
     Examples:
       memcore recall global
       memcore recall sessions --json
       memcore recall session 5b7c2e0a --from 0 --to 5
+      memcore recall decisions --json
+      memcore recall project payrail-api-7fdf82 --edit --text "- Squash merges only."
+      memcore recall session 5b7c2e0a --edit      # opens $EDITOR on the current text
     """
 
 
@@ -37,8 +51,22 @@ def _print(result: dict[str, Any], as_json: bool) -> None:
     for item in result.get("items", []):
         if "index" in item:
             click.echo(f"[{item['index']} {item['role']}] {item['text']}")
+            for a in item.get("attachments", []):
+                click.echo(f"    attachment: {_attachment_line(a)}")
+        elif "quote" in item:
+            click.echo(f"{item['ref']}  {item['session']}  {item['ts'] or item['created_at']}")
+            click.echo(f"    {item['quote']}")
+            refs = ", ".join(m["ref"] for m in item["messages"])
+            click.echo(f"    from {refs} ({item['found_by']})")
         elif "kind" in item:
             click.echo(f"  {item['kind']:9} {item['ref']}  {item['preview'][:80]!r}")
+            states: dict[str, int] = {}
+            for m in item.get("messages", []):
+                states[m["status"]] = states.get(m["status"], 0) + 1
+            if states:
+                click.echo(
+                    "            messages: " + ", ".join(f"{n} {k}" for k, n in states.items())
+                )
         else:
             key = item.get("project") or item.get("session")
             extra = " (independent)" if item.get("independent") else ""
@@ -48,8 +76,69 @@ def _print(result: dict[str, Any], as_json: bool) -> None:
             )
     for v in result.get("versions", []) if isinstance(result.get("versions"), list) else []:
         click.echo(f"  {v['ref']}  {v['created_at']}  messages {', '.join(v['messages'])}")
+    if result.get("memory") == "decisions":
+        if not result.get("items"):
+            click.echo("(no decisions recorded)")
+        held = result.get("withheld") or []
+        if held:
+            n = sum(h["decisions"] for h in held)
+            why = ", ".join(f"{h['session']} ({h['why']})" for h in held)
+            click.echo(f"{n} withheld: from sessions that left sharing: {why}")
     if result.get("next_cursor"):
         click.echo(f"more: --cursor {result['next_cursor']}", err=True)
+
+
+def _attachment_line(a: dict[str, Any]) -> str:
+    size = f", {a['size']:,} bytes" if a.get("size") is not None else ""
+    return (
+        f"{a['kind']} {a.get('name') or '(unnamed)'} ({a.get('type') or 'unknown type'}{size})"
+        f" at {a['location']}"
+    )
+
+
+def _edit(ref: str, text: str | None, as_json: bool) -> None:
+    """``--edit``: the new text from --text or $EDITOR, one library call, the result."""
+    from memcore.sessions.correct import edit
+    from memcore.sessions.recall_api import recall
+    from memcore.workspace.clock import utcnow
+
+    ws = current_workspace()
+    if text is None:
+        level = ref.split(":", 1)[0]
+        args: dict[str, Any] = {"memory": level}
+        if level != "global":
+            args[level] = ref.split(":", 1)[1]
+        cur = recall(ws, args).get("current")
+        if cur is None:
+            raise click.ClickException(f"{ref}: no short memory yet; nothing to edit")
+        text = click.edit(cur["text"] + "\n", extension=".md", require_save=True)
+        if text is None:
+            click.echo("edit cancelled: nothing saved, nothing changed", err=True)
+            raise SystemExit(1)
+    out = edit(ws, ref, text, now=utcnow())
+    if as_json:
+        echo_json(out)
+        return
+    click.echo(f"{out['memory']} -> {out['version']} (edited by hand)")
+    if out["exports"]:
+        click.echo(f"exports rewritten: {', '.join(out['exports'])} (run {out['journal_run']})")
+    click.echo(f"undo with: {out['undo']}")
+
+
+edit_option = click.option(
+    "--edit", "editing", is_flag=True, help="Correct this short memory: a new version."
+)
+text_option = click.option(
+    "--text", "text", help="With --edit: the new text (default: open $EDITOR on the current)."
+)
+
+
+def _no_text_without_edit(editing: bool, text: str | None, **others: Any) -> None:
+    if text is not None and not editing:
+        raise click.UsageError("--text goes with --edit")
+    used = [f"--{k.replace('_', '-')}" for k, v in others.items() if v is not None]
+    if editing and used:
+        raise click.UsageError(f"--edit cannot be combined with {', '.join(used)}")
 
 
 def _recall(args: dict[str, Any], as_json: bool) -> None:
@@ -85,15 +174,22 @@ version_option = click.option(
 
 @recall_group.command("global")
 @version_option
+@edit_option
+@text_option
 @json_option
-def recall_global(version: int | None, as_json: bool) -> None:
+def recall_global(version: int | None, editing: bool, text: str | None, as_json: bool) -> None:
     """The global short memory (across all projects).
 
     \b
     Examples:
       memcore recall global
       memcore recall global --version 2 --json
+      memcore recall global --edit --text "- Prefer uv over pip."
     """
+    _no_text_without_edit(editing, text, version=version)
+    if editing:
+        _edit("global", text, as_json)
+        return
     _recall({"memory": "global", "version": version}, as_json)
 
 
@@ -114,15 +210,24 @@ def recall_projects(cursor: str | None, as_json: bool) -> None:
 @recall_group.command("project")
 @click.argument("project_id")
 @version_option
+@edit_option
+@text_option
 @json_option
-def recall_project(project_id: str, version: int | None, as_json: bool) -> None:
-    """A project's short memory.
+def recall_project(
+    project_id: str, version: int | None, editing: bool, text: str | None, as_json: bool
+) -> None:
+    """A project's short memory (--edit: this workspace's project only).
 
     \b
     Examples:
       memcore recall project payrail-api-7fdf82
       memcore recall project payrail-api-7fdf82 --version 1
+      memcore recall project payrail-api-7fdf82 --edit
     """
+    _no_text_without_edit(editing, text, version=version)
+    if editing:
+        _edit(f"project:{project_id}", text, as_json)
+        return
     _recall({"memory": "project", "project": project_id, "version": version}, as_json)
 
 
@@ -171,6 +276,8 @@ def recall_sessions(
 @click.option("--project", "project_id", help="Project id (default: this workspace).")
 @version_option
 @cursor_option
+@edit_option
+@text_option
 @json_option
 def recall_session(
     session_id: str,
@@ -179,15 +286,28 @@ def recall_session(
     project_id: str | None,
     version: int | None,
     cursor: str | None,
+    editing: bool,
+    text: str | None,
     as_json: bool,
 ) -> None:
-    """A session's short memory and versions, or its messages with --from/--to.
+    """A session's short memory and versions, or its messages with --from/--to (positions
+    in the transcript as it is now; each message shows its stable reference).
 
     \b
     Examples:
       memcore recall session 5b7c2e0a
       memcore recall session 5b7c2e0a --from 0 --to 5
+      memcore recall session 5b7c2e0a --edit --text "- Deploys go out on Tuesdays."
     """
+    _no_text_without_edit(
+        editing,
+        text,
+        version=version,
+        **{"from": start, "to": end, "project": project_id, "cursor": cursor},
+    )
+    if editing:
+        _edit(f"session:{session_id}", text, as_json)
+        return
     if end is not None and start is None:
         start = 0
     _recall(
@@ -209,11 +329,39 @@ def recall_session(
 @cursor_option
 @json_option
 def recall_sources(reference: str, cursor: str | None, as_json: bool) -> None:
-    """The sources of a memory version (REF like project:ID@v3), or a session:ID#N-M range.
+    """The sources of a memory version (REF like project:ID@v3), with each source message's
+    stable reference and whether the transcript still says the same there (same, moved,
+    changed, gone); or the messages of a message reference (session:ID#A..B, session:ID#A,
+    or the older positional session:ID#N-M).
 
     \b
     Examples:
       memcore recall sources project:payrail-api-7fdf82@v1
-      memcore recall sources 'session:5b7c2e0a#0-5' --json
+      memcore recall sources 'session:5b7c2e0a#u-1..a-2' --json
+      memcore recall sources 'session:5b7c2e0a#0-5'
     """
     _recall({"memory": "sources", "reference": reference, "cursor": cursor}, as_json)
+
+
+@recall_group.command("decisions")
+@click.option("--project", "project_id", help="Project id (default: this workspace).")
+@click.option("--session", "session_id", help="One session's decisions, whatever its sharing.")
+@cursor_option
+@json_option
+def recall_decisions(
+    project_id: str | None, session_id: str | None, cursor: str | None, as_json: bool
+) -> None:
+    """Explicit user decisions, newest first: the verbatim quote (redacted), the messages it
+    came from and who found it (pattern, model). Decisions of sessions that left sharing
+    are withheld from the project list and counted.
+
+    \b
+    Examples:
+      memcore recall decisions
+      memcore recall decisions --project payrail-api-7fdf82 --json
+      memcore recall decisions --session 5b7c2e0a
+    """
+    _recall(
+        {"memory": "decisions", "project": project_id, "session": session_id, "cursor": cursor},
+        as_json,
+    )

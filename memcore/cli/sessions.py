@@ -276,7 +276,8 @@ def retry_cmd(run_id: str, model: str | None, as_json: bool) -> None:
 @click.option(
     "--purge",
     is_flag=True,
-    help="Also remove it from older versions, previews, exports and their journal copies.",
+    help="Also remove it from older versions, previews, decisions, exports and their journal"
+    " copies.",
 )
 @json_option
 def forget_cmd(ref: str, text: str, purge: bool, as_json: bool) -> None:
@@ -307,6 +308,9 @@ def forget_cmd(ref: str, text: str, purge: bool, as_json: bool) -> None:
             f"purged from {len(out['purged_versions'])} version(s):"
             f" {', '.join(out['purged_versions']) or 'none'};"
             f" {out['purged_previews']} source preview(s);"
+            f" {len(out['purged_decisions'])} decision(s)"
+            + (f" ({', '.join(out['purged_decisions'])})" if out["purged_decisions"] else "")
+            + ";"
             f" {out['purged_journal_copies']} journal copy(ies) of exports"
         )
         lines.append(f"left alone: {out['left_alone']}")

@@ -20,6 +20,7 @@ from memcore.sessions import budget as bud
 from memcore.sessions.lease import Lease
 from memcore.sessions.prompts import (
     RequestSource,
+    answer_decisions,
     build_messages,
     max_output_tokens,
     request_bytes,
@@ -57,6 +58,7 @@ class Caller:
     accepted: int = 0  # answers that passed validation
     rejected: list[str] = field(default_factory=list)  # why each rejected answer was rejected
     checked: list[dict[str, str]] = field(default_factory=list)  # what the checks removed
+    decisions: list[tuple[str, str]] = field(default_factory=list)  # the last answer's claims
 
     def pack(
         self,
@@ -188,4 +190,5 @@ class Caller:
             raise
         self.accepted += 1
         self.checked += [{"task": task, "reason": c.reason, "text": c.text} for c in changes]
+        self.decisions = answer_decisions(completion.text) if task == "session" else []
         return memory, used

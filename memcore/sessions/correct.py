@@ -1,9 +1,12 @@
-"""Correcting short memories by hand: ``memcore sessions forget REF --text TEXT``.
+"""Correcting short memories by hand: ``memcore recall … --edit`` (``edit``: a new version with
+the text the user wrote, undone by ``memcore undo ID``) and ``memcore sessions forget REF
+--text TEXT``.
 
 Forgetting publishes a new version of the memory without the lines that hold ``TEXT`` (old
 versions stay, as every version is immutable). A purge goes further, for a secret or a
 private detail found later: the text is replaced by ``[purged]`` in every version of every
 level that holds it (the workspace and the user database), in the source previews, in the
+decision records' quotes, in the
 exports in ``memory/summaries/`` and in the journal's copies of earlier exports. The
 transcripts themselves are the user's files and are left alone (the result says so). The
 export rewrite is one journaled run; the result lists everything that was changed.
@@ -13,15 +16,18 @@ from __future__ import annotations
 
 import re
 import sqlite3
+import uuid
 import zlib
 from datetime import datetime
 from typing import Any
 
 from memcore.errors import InputError
 from memcore.redact import redact
+from memcore.sessions import decisions
 from memcore.sessions.store import (
     Source,
     ensure_schema,
+    get_version,
     insert_version,
     latest,
     memory_ref,
@@ -46,7 +52,8 @@ def _target(ref: str) -> tuple[str, str, int | None]:
 
 
 def _purge_db(db: sqlite3.Connection, text: str) -> tuple[list[str], int]:
-    """Replace ``text`` in every version and source preview; (refs changed, previews)."""
+    """Replace ``text`` in every version, source preview and decision quote; (refs changed:
+    memory versions and ``decision:N``, previews changed)."""
     refs: list[str] = []
     with transaction(db):
         rows = db.execute(
@@ -65,6 +72,7 @@ def _purge_db(db: sqlite3.Connection, text: str) -> tuple[list[str], int]:
             " WHERE instr(preview, ?) > 0",
             (text, PURGED, text),
         )
+        refs += decisions.purge(db, text, PURGED)
     return refs, cur.rowcount
 
 
@@ -147,7 +155,8 @@ def forget(
                 r, p = _purge_db(db, text)
                 refs += [x for x in r if x not in refs]
                 previews += p
-            out["purged_versions"] = refs
+            out["purged_versions"] = [r for r in refs if not r.startswith("decision:")]
+            out["purged_decisions"] = [r for r in refs if r.startswith("decision:")]
             out["purged_previews"] = previews
             out["left_alone"] = "the session transcripts (the user's own files)"
         files, run_id = export_summaries(ws, conn, now=now, trigger="command")
@@ -157,5 +166,185 @@ def forget(
             out["purged_journal_copies"] = _purge_journal_copies(conn, text)
         return out
     finally:
+        conn.close()
+        user.close()
+
+
+# -- correcting by hand -------------------------------------------------------------------
+
+
+def _limit(ws: Workspace, level: str) -> int:
+    from memcore.sessions.settings import sessions_settings
+    from memcore.workspace.config import load_config
+
+    s = sessions_settings(load_config(ws))
+    return {"session": s.session_limit, "project": s.project_limit, "global": s.global_limit}[level]
+
+
+def edit(ws: Workspace, ref: str, text: str, *, now: datetime) -> dict[str, Any]:
+    """Publish ``text`` as the next version of the short memory ``ref`` names (its latest;
+    ``@vN`` must be the latest). The text is redacted like every stored text and must fit the
+    level's limit. Holds the session lease (LockBusy while a dream runs), re-exports
+    ``memory/summaries/`` as a journaled run, and records the edit so ``memcore undo ID``
+    takes it back (``undo_edit``)."""
+    from memcore.sessions.export import export_summaries
+    from memcore.sessions.lease import Lease
+    from memcore.sessions.userdb import open_user_db
+
+    body = redact("\n".join(line.rstrip() for line in text.strip().splitlines()))
+    level, owner, version = _target(ref)
+    limit = _limit(ws, level)
+    if len(body) > limit:
+        raise InputError(
+            f"{ref}: the new text is {len(body)} characters; the {level} limit is {limit}"
+            f" ([sessions] {level}_limit)"
+        )
+    ws.ensure_dreams_dir()
+    conn = connect(ws.db_path)
+    ensure_schema(conn)
+    user = open_user_db()
+    lease = Lease(conn)
+    lease.acquire(now)
+    try:
+        target = user if level == "global" else conn
+        cur = latest(target, level, owner)
+        if cur is None:
+            raise InputError(f"{ref!r}: no such short memory; see `memcore recall {level}s`")
+        if version is not None and version != cur.version:
+            raise InputError(f"{ref}: not the latest version; edit {cur.ref}")
+        if body == cur.text:
+            raise InputError(f"{cur.ref}: the text is unchanged; nothing to edit")
+        with transaction(target):
+            v = insert_version(
+                target,
+                level,
+                owner,
+                body,
+                [Source("previous", cur.ref, preview=cur.text)],
+                now_iso=iso_ms(now),
+                run_id="edit",
+                model="by hand",
+            )
+        files, run_id = export_summaries(ws, conn, now=now, trigger="command")
+        edit_id = run_id or f"edit-{uuid.uuid4().hex[:12]}"
+        with transaction(target):
+            target.execute(
+                "INSERT INTO sess_edits (id, level, owner, before_version, after_version,"
+                " journal_run, created_at) VALUES (?,?,?,?,?,?,?)",
+                (edit_id, level, owner, cur.version, v.version, run_id, iso_ms(now)),
+            )
+        return {
+            "edit": edit_id,
+            "memory": cur.ref,
+            "version": v.ref,
+            "text": body,
+            "exports": files,
+            "journal_run": run_id,
+            "undo": f"memcore undo {edit_id}",
+        }
+    finally:
+        lease.release()
+        conn.close()
+        user.close()
+
+
+def _find_edit(ws: Workspace, edit_id: str | None) -> tuple[str, str] | None:
+    """(edit id, which database: ``workspace`` or ``user``) of an edit named by its id or
+    its export's journal run; with None, the edit whose export is the latest undoable run."""
+    from memcore.journal import runs as journal_runs
+    from memcore.sessions.userdb import open_user_db
+
+    if not ws.db_path.exists():
+        return None
+    conn = connect(ws.db_path)
+    ensure_schema(conn)
+    user = open_user_db()
+    try:
+        if edit_id is None:
+            journal_runs.ensure_schema(conn)
+            edit_id = journal_runs.latest_undoable(conn)
+            if edit_id is None:
+                return None
+        for name, db in (("workspace", conn), ("user", user)):
+            row = db.execute(
+                "SELECT id FROM sess_edits WHERE id=? OR journal_run=?", (edit_id, edit_id)
+            ).fetchone()
+            if row is not None:
+                return row[0], name
+        return None
+    finally:
+        conn.close()
+        user.close()
+
+
+def is_edit(ws: Workspace, run_id: str | None) -> bool:
+    """Whether ``memcore undo RUN_ID`` (None: the latest run) names a hand edit."""
+    return _find_edit(ws, run_id) is not None
+
+
+def undo_edit(ws: Workspace, run_id: str | None, *, now: datetime) -> dict[str, Any]:
+    """Take an edit back: the text before it comes back as the next version (versions stay
+    immutable), the exports follow as a journaled run. Refused when the memory has a newer
+    version than the edit's, or the edit was undone already."""
+    from memcore.journal import runs as journal_runs
+    from memcore.sessions.export import export_summaries
+    from memcore.sessions.lease import Lease
+    from memcore.sessions.userdb import open_user_db
+
+    found = _find_edit(ws, run_id)
+    if found is None:
+        raise InputError(f"{run_id!r} is not a hand edit of a short memory")
+    edit_id, where = found
+    conn = connect(ws.db_path)
+    ensure_schema(conn)
+    user = open_user_db()
+    lease = Lease(conn)
+    lease.acquire(now)
+    try:
+        db = user if where == "user" else conn
+        row = db.execute("SELECT * FROM sess_edits WHERE id=?", (edit_id,)).fetchone()
+        level, owner = row["level"], row["owner"]
+        if row["undone_by"]:
+            raise InputError(f"edit {edit_id} was undone already ({row['undone_by']})")
+        cur = latest(db, level, owner)
+        if cur is None or cur.version != row["after_version"]:
+            raise InputError(
+                f"edit {edit_id}: {memory_ref(level, owner, row['after_version'])} is no longer"
+                f" the latest ({cur.ref if cur else 'none'}); edit that instead"
+            )
+        before = get_version(db, level, owner, row["before_version"])
+        if before is None:
+            raise InputError(f"edit {edit_id}: the version before it is gone")
+        with transaction(db):
+            v = insert_version(
+                db,
+                level,
+                owner,
+                before.text,
+                [Source("previous", cur.ref, preview=cur.text)],
+                now_iso=iso_ms(now),
+                run_id="undo-edit",
+                model="by hand",
+            )
+        files, jrun = export_summaries(ws, conn, now=now, trigger="command")
+        with transaction(db):
+            db.execute("UPDATE sess_edits SET undone_by=? WHERE id=?", (v.ref, edit_id))
+        if row["journal_run"]:
+            journal_runs.ensure_schema(conn)
+            with transaction(conn):
+                conn.execute(
+                    "UPDATE dream_runs SET undone_by=? WHERE run_id=? AND undone_by IS NULL",
+                    (jrun or v.ref, row["journal_run"]),
+                )
+        return {
+            "edit": edit_id,
+            "memory": cur.ref,
+            "version": v.ref,
+            "restored_from": before.ref,
+            "exports": files,
+            "journal_run": jrun,
+        }
+    finally:
+        lease.release()
         conn.close()
         user.close()

@@ -38,6 +38,13 @@ Answer with one JSON object and nothing else:
 """
 
 
+SESSION_DECISIONS = """\
+For task "session", also list the explicit decisions the user states in the sources ("we
+decided ...", "let's always ...", "never ..."): add "decisions": [{"quote": "<the user's own
+words, copied exactly>", "source": "<source id>"}], or [] when there are none.
+"""
+
+
 @dataclass(frozen=True)
 class RequestSource:
     id: str
@@ -67,8 +74,9 @@ def build_messages(
     }
     if health:
         doc["health"] = redact_all(health)
+    system = SYSTEM_PROMPT + SESSION_DECISIONS if task == "session" else SYSTEM_PROMPT
     return [
-        {"role": "system", "content": SYSTEM_PROMPT},
+        {"role": "system", "content": system},
         {"role": "user", "content": json.dumps(doc, ensure_ascii=False)},
     ]
 
@@ -137,3 +145,25 @@ def validate_answer(
     if len(checked) > limit:
         raise BadAnswer(f"model answer is {len(checked)} characters; the limit is {limit}")
     return checked, list(dict.fromkeys(used)), changes
+
+
+def answer_decisions(text: str) -> list[tuple[str, str]]:
+    """The ``(quote, source id)`` pairs of an answer's optional ``"decisions"`` list (the
+    caller checks each quote against the sources); malformed items are left out."""
+    body = text.strip()
+    if body.startswith("```"):
+        body = body.strip("`").removeprefix("json").strip()
+    try:
+        doc = json.loads(body)
+    except ValueError:
+        return []
+    items = doc.get("decisions") if isinstance(doc, dict) else None
+    if not isinstance(items, list):
+        return []
+    return [
+        (d["quote"], d["source"])
+        for d in items
+        if isinstance(d, dict)
+        and isinstance(d.get("quote"), str)
+        and isinstance(d.get("source"), str)
+    ]

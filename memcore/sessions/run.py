@@ -29,7 +29,7 @@ from memcore.errors import (
 )
 from memcore.judge.llm import LLM, make_llm
 from memcore.redact import redact
-from memcore.sessions import catalog, refs, sharing
+from memcore.sessions import catalog, decisions, refs, sharing
 from memcore.sessions.budget import split_utf8
 from memcore.sessions.calls import Caller
 from memcore.sessions.control import (
@@ -86,6 +86,7 @@ class Run:
     reviewed: list[str] = field(default_factory=list)
     deferred: list[str] = field(default_factory=list)  # steps left to the next run, with why
     rebuilt: list[dict[str, Any]] = field(default_factory=list)  # made again without leavers
+    decided: list[str] = field(default_factory=list)  # decision records this run added
     exported: dict[str, Any] | None = None  # files of memory/summaries/ and their journal run
     trigger: str = "manual"
     scope: dict[str, str] = field(default_factory=dict)  # {} | {"session": id} | {"project": id}
@@ -219,9 +220,10 @@ def _review(run: Run, info: catalog.SessionInfo, tr: Transcript, *, raw: bool) -
                 )
                 if new:
                     run.wrote.append(v.ref)
-            refs.mark_read(
-                run.conn, info.id, dict.fromkeys(m for s in batch for m in carried[s.id])
-            )
+            read_now = list(dict.fromkeys(m for s in batch for m in carried[s.id]))
+            if not raw:
+                _decide(run, info.id, read_now, {s.id: carried[s.id] for s in batch})
+            refs.mark_read(run.conn, info.id, read_now)
             set_progress(run.conn, info.id, run.now_iso, **{marker: through})
         pos = through
     if not units and end > start:  # nothing worth a call (e.g. only tool traffic): mark as read
@@ -241,6 +243,23 @@ def _review(run: Run, info: catalog.SessionInfo, tr: Transcript, *, raw: bool) -
                 "changed": changed,  # of which were read before with other text
             }
         )
+
+
+def _decide(
+    run: Run, session: str, read_now: list[Message], carried: dict[str, tuple[Message, ...]]
+) -> None:
+    """Record the decisions of the messages a call read: the patterns', and the model's
+    when its quote is a user's words (inside the publishing transaction)."""
+    found = decisions.find(read_now)
+    claimed, dropped = decisions.from_model(run.caller.decisions, carried)
+    run.caller.checked += [
+        {"task": "session", "reason": why.split(":")[0], "text": why.split(": ", 1)[-1]}
+        for why in dropped
+    ]
+    new = decisions.record(
+        run.conn, session, found + claimed, now_iso=run.now_iso, run_id=run.caller.run_id
+    )
+    run.decided += [f"decision:{n}" for n in new]
 
 
 def _review_safely(run: Run, info: catalog.SessionInfo, *, raw: bool) -> bool:
@@ -573,6 +592,7 @@ def _finish(
             "unsorted": run.unsorted,
             "deferred": run.deferred,
             "rebuilt": run.rebuilt,
+            "decisions": run.decided,
             "exported": run.exported,
             "scope": run.scope,
             "checked": run.caller.checked,

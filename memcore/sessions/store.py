@@ -56,6 +56,15 @@ CREATE TABLE IF NOT EXISTS sess_budget_calls (
     status TEXT NOT NULL, created_at TEXT NOT NULL, settled_at TEXT
 );
 CREATE INDEX IF NOT EXISTS sess_budget_day ON sess_budget_calls (day);
+CREATE TABLE IF NOT EXISTS sess_decisions (
+    id INTEGER PRIMARY KEY, session_id TEXT NOT NULL, quote TEXT NOT NULL,
+    quote_hash TEXT NOT NULL, messages TEXT NOT NULL, found_by TEXT NOT NULL, ts TEXT,
+    created_at TEXT NOT NULL, run_id TEXT, UNIQUE (session_id, quote_hash)
+);
+CREATE TABLE IF NOT EXISTS sess_edits (
+    id TEXT PRIMARY KEY, level TEXT NOT NULL, owner TEXT NOT NULL, before_version INTEGER,
+    after_version INTEGER NOT NULL, journal_run TEXT, created_at TEXT NOT NULL, undone_by TEXT
+);
 CREATE TABLE IF NOT EXISTS sess_seen (
     session_id TEXT NOT NULL, level TEXT NOT NULL, key TEXT NOT NULL, digest TEXT NOT NULL,
     PRIMARY KEY (session_id, level, key)
