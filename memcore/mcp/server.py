@@ -391,10 +391,15 @@ def build_server(ws: Workspace) -> Any:
     def recall_tool(
         memory: Annotated[
             str,
-            _arg("Which memory: global | projects | project | sessions | session | sources."),
+            _arg(
+                "Which memory: global | projects | project | sessions | session | sources"
+                " | decisions."
+            ),
         ],
         project: Annotated[str | None, _arg("Project id (default: this workspace).")] = None,
-        session: Annotated[str | None, _arg("Session id (memory = session).")] = None,
+        session: Annotated[
+            str | None, _arg("Session id (memory = session, or decisions of one session).")
+        ] = None,
         reference: Annotated[
             str | None, _arg("A reference from an earlier answer (memory = sources).")
         ] = None,
@@ -408,9 +413,11 @@ def build_server(ws: Workspace) -> Any:
         end: Annotated[int | None, _arg("Old name of 'to'.")] = None,
     ) -> dict[str, Any]:
         """Read short memories of finished sessions: memory = global | projects | project |
-        sessions | session | sources. ``from`` and ``to`` (the CLI's --from and --to; the old
-        ``start`` and ``end`` still work) select a session's messages; a page's
-        ``nextCursor`` is the ``cursor`` of the next."""
+        sessions | session | sources | decisions. ``from`` and ``to`` (the CLI's --from and
+        --to; the old ``start`` and ``end`` still work) select a session's messages; a page's
+        ``nextCursor`` is the ``cursor`` of the next. Messages are cited by stable references
+        (``session:ID#UUID`` or ``session:ID#@OFFSET:HASH``, ranges ``A..B``), which
+        ``reference`` reads back."""
         first = from_ if from_ is not None else start
         last = to if to is not None else end
         args: dict[str, Any] = {"memory": memory}
