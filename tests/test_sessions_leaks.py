@@ -117,7 +117,15 @@ def echoing(srv: ChatServer) -> Iterator[None]:
         for line in out["memory"].splitlines():
             if sum(len(k) + 1 for k in keep) + len(line) < limit:
                 keep.append(line)
-        return Reply(content=json.dumps({"memory": "\n".join(keep), "used": out["used"]}))
+        ids = [src["id"] for src in doc["sources"]]
+        claims = [  # decisions quoting the secret lines too (redacted when recorded)
+            {"quote": k.removeprefix("- Keep: "), "source": sid}
+            for k in keep
+            for sid in ids[:1]
+            if doc["task"] == "session"
+        ]
+        body = {"memory": "\n".join(keep), "used": out["used"], "decisions": claims}
+        return Reply(content=json.dumps(body))
 
     srv.default = reply
     yield
@@ -142,6 +150,7 @@ def stored(ws: Workspace) -> list[str]:
             texts += [r[0] for r in conn.execute("SELECT text FROM sess_memories")]
             texts += [r[0] or "" for r in conn.execute("SELECT preview FROM sess_memory_sources")]
             texts += [r[0] or "" for r in conn.execute("SELECT report FROM sess_runs")]
+            texts += [r[0] for r in conn.execute("SELECT quote FROM sess_decisions")]
         finally:
             conn.close()
     texts += [p.read_text() for p in sorted((ws.memory_dir / "summaries").glob("*.md"))]

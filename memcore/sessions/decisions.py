@@ -56,14 +56,15 @@ def sentences(text: str) -> list[str]:
 
 
 def find(messages: Iterable[Message]) -> list[Found]:
-    """Sentences of user messages that state a decision (not questions)."""
+    """Sentences of user messages that state a decision (not questions), from the redacted
+    text."""
     out = []
     for m in messages:
         if m.role != "user":
             continue
-        for s in sentences(m.text):
+        for s in sentences(redact(m.text)):  # redacted whole: no secret is cut in two
             if len(s) <= MAX_QUOTE and not s.endswith("?") and _DECISION.search(s):
-                out.append(Found(redact(s), m, "pattern"))
+                out.append(Found(s, m, "pattern"))
     return out
 
 
@@ -85,7 +86,8 @@ def from_model(
             None,
         )
         if hit is None or len(want) > MAX_QUOTE:
-            dropped.append(f"decision not quoted word for word from a user message: {want[:80]}")
+            # the quote itself stays out of the report: a fragment may hide from the redactor
+            dropped.append(f"decision not quoted word for word from a user message: source {sid}")
             continue
         found.append(Found(want, hit, "model"))
     return found, dropped
