@@ -31,6 +31,7 @@ from typing import Any
 from memcore.errors import InputError
 from memcore.redact import redact
 from memcore.sessions import catalog, decisions, refs
+from memcore.sessions.attachments import Attachment
 from memcore.sessions.settings import project_id, sessions_settings
 from memcore.sessions.store import (
     Source,
@@ -42,7 +43,7 @@ from memcore.sessions.store import (
     parse_memory_ref,
     version_sources,
 )
-from memcore.sessions.transcripts import Attachment, Message, read_transcript
+from memcore.sessions.transcripts import Message, read_transcript
 from memcore.sessions.userdb import open_user_db
 from memcore.workspace.config import load_config
 from memcore.workspace.core import Workspace

@@ -28,9 +28,7 @@ from memcore.errors import (
     SourceChanged,
 )
 from memcore.judge.llm import LLM, make_llm
-from memcore.redact import redact
-from memcore.sessions import catalog, decisions, refs, sharing
-from memcore.sessions.budget import split_utf8
+from memcore.sessions import catalog, decisions, refs, sharing, units
 from memcore.sessions.calls import Caller
 from memcore.sessions.control import (
     RUNS_KEPT_DAYS,
@@ -40,7 +38,6 @@ from memcore.sessions.control import (
 )
 from memcore.sessions.flow import flow_up, latest_projects, mirror_project
 from memcore.sessions.lease import DEFAULT_TTL, GLOBAL_LEASE_NAME, Lease
-from memcore.sessions.prompts import RequestSource
 from memcore.sessions.settings import SessionsSettings, project_id, sessions_settings
 from memcore.sessions.store import (
     Source,
@@ -53,6 +50,7 @@ from memcore.sessions.store import (
     transaction,
 )
 from memcore.sessions.transcripts import Message, Transcript, range_digest, read_transcript
+from memcore.sessions.units import source_units
 from memcore.sessions.userdb import migrate_ledger, open_user_db
 from memcore.workspace.clock import iso_ms
 from memcore.workspace.config import load_config
@@ -65,7 +63,7 @@ MAX_SESSIONS_PER_RUN = 20
 SESSIONS_LABEL = "Reading sessions"
 BACKLOG_LABEL = "Reading older sessions"
 RUNS_KEPT = timedelta(days=RUNS_KEPT_DAYS)  # run reports older than this are pruned
-CHUNK_BYTES = 5_000
+CHUNK_BYTES = units.CHUNK_BYTES  # one source of a call, in UTF-8 bytes
 
 
 @dataclass
@@ -95,54 +93,6 @@ class Run:
     @property
     def now_iso(self) -> str:
         return iso_ms(self.now)
-
-
-@dataclass(frozen=True)
-class Unit:
-    """One source of a call and the messages it carries."""
-
-    source: RequestSource
-    start: int  # message index range [start, end) in this parse
-    end: int
-    messages: tuple[Message, ...]
-
-
-def source_units(session: str, messages: list[Message], kind: str) -> list[Unit]:
-    """Group messages into sources of at most 5,000 UTF-8 bytes; a longer message is split on
-    character boundaries into several sources.
-
-    Messages are redacted whole before they are split, so no secret is cut in two halves
-    that the redactor would no longer recognise. A source's reference names its first and
-    last message by their stable references (``memcore.sessions.refs``)."""
-    out: list[Unit] = []
-    buf: list[str] = []
-    held: list[Message] = []
-    size = 0
-
-    def flush() -> None:
-        nonlocal buf, size, held
-        if buf:
-            ref = refs.range_ref(session, held[0], held[-1])
-            src = RequestSource(f"s{len(out) + 1}", kind, ref, "\n".join(buf))
-            out.append(Unit(src, held[0].index, held[-1].index + 1, tuple(held)))
-        buf, held, size = [], [], 0
-
-    for m in messages:
-        line = f"[{m.index} {m.role}] {redact(m.text)}"
-        n = len(line.encode("utf-8")) + 1
-        if n > CHUNK_BYTES:
-            flush()
-            for piece in split_utf8(line, CHUNK_BYTES):
-                src = RequestSource(f"s{len(out) + 1}", kind, refs.message_ref(session, m), piece)
-                out.append(Unit(src, m.index, m.index + 1, (m,)))
-            continue
-        if size + n > CHUNK_BYTES:
-            flush()
-        buf.append(line)
-        held.append(m)
-        size += n
-    flush()
-    return out
 
 
 def _verify(info: catalog.SessionInfo, start: int, through: int, digest: str) -> None:
