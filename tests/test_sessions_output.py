@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 from memcore.judge.llm import OpenAICompatibleLLM
+from memcore.sessions import status
 from memcore.sessions.run import execute
 from memcore.sessions.store import latest
 from memcore.workspace.core import Workspace
@@ -44,6 +45,8 @@ def test_forbidden_content_is_stripped_with_reasons(ws: Workspace) -> None:
     reasons = " | ".join(c["reason"] for c in report["checked"])
     for why in ("PR number", "commit hash", "temporary progress", "raw transcript"):
         assert why in reasons, reasons
+    kept = status(ws, NOW)["last_run"]["report"]["checked"]  # the reasons stay on record
+    assert kept == report["checked"]
 
 
 def test_an_answer_with_only_forbidden_content_is_rejected(ws: Workspace) -> None:
