@@ -27,11 +27,8 @@ def recall_group() -> None:
 
     \b
     Examples:
-      memcore recall global
-      memcore recall sessions --json
       memcore recall session 5b7c2e0a --from 0 --to 5
       memcore recall decisions --json
-      memcore recall project payrail-api-7fdf82 --edit --text "- Squash merges only."
       memcore recall session 5b7c2e0a --edit      # opens $EDITOR on the current text
     """
 
