@@ -99,6 +99,8 @@ def test_decisions_of_a_session_that_leaves_sharing_are_withheld_and_purge_reach
     assert out["withheld"] == [{"session": "s1", "why": "independent", "decisions": 1}]
     own = recall(ws, {"memory": "decisions", "session": "s1"})
     assert [d["quote"] for d in own["items"]] == ["Never commit straight to main."]
+    view = recall(ws, {"memory": "session", "session": "s1"})  # the session view has them too
+    assert [d["quote"] for d in view["decisions"]] == ["Never commit straight to main."]
     assert "1 withheld" in invoke(ws, "recall", "decisions").output
 
     r = invoke(ws, "sessions", "forget", "session:s0", "--text", "blue-green", "--purge")

@@ -25,10 +25,11 @@ if TYPE_CHECKING:
 
 #: query parameter -> what it may hold (the recall arguments of the same name)
 RECALL_PARAMS = {
-    "memory": "one of global, projects, project, sessions, session, sources",
+    "memory": "one of global, projects, project, sessions, session, sources, decisions",
     "project": "a project id",
     "session": "a session id",
-    "reference": "a memory reference (session:ID@vN, project:ID@vN, global@vN) or session:ID#N-M",
+    "reference": "a memory reference (session:ID@vN, project:ID@vN, global@vN) or a message"
+    " reference (session:ID#REF, session:ID#A..B, session:ID#N-M)",
     "version": "an integer from 1",
     "from": "an integer from 0",
     "to": "an integer from 0",

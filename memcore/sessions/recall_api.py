@@ -314,6 +314,11 @@ def _session(ws: Workspace, args: dict[str, Any]) -> dict[str, Any]:
                     "messages": ranges,
                 }
             )
+        decided = conn.execute(  # its own decisions, newest first (recall decisions pages them)
+            "SELECT * FROM sess_decisions WHERE session_id=?"
+            " ORDER BY coalesce(ts, created_at) DESC, id DESC LIMIT ?",
+            (sid, PAGE_ITEMS),
+        ).fetchall()
     return {
         "memory": "session",
         "session": sid,
@@ -322,6 +327,7 @@ def _session(ws: Workspace, args: dict[str, Any]) -> dict[str, Any]:
         "messages": info.messages,
         "current": _version_dict(v),
         "versions": versions,
+        "decisions": [decisions.as_dict(r) for r in decided],
         "next_cursor": str(cursor + limit) if len(rows) > limit else None,
     }
 
@@ -498,6 +504,7 @@ def _decisions(ws: Workspace, args: dict[str, Any]) -> dict[str, Any]:
     if sid is not None and not isinstance(sid, str):
         raise InputError("recall: session must be a session id")
     cursor = _int(args, "cursor", 0) or 0
+    limit = _limit(args)
     with _db(target) as conn:  # scanned first: a session that just left sharing counts
         info = {s.id: s for s in catalog.scan(target, conn, sessions_settings(load_config(target)))}
         if sid is not None and sid not in info:
@@ -525,8 +532,8 @@ def _decisions(ws: Workspace, args: dict[str, Any]) -> dict[str, Any]:
             held[(r["session_id"], why)] = held.get((r["session_id"], why), 0) + 1
             continue
         kept.append(decisions.as_dict(r))
-    page = kept[cursor : cursor + PAGE_ITEMS]
-    nxt = cursor + PAGE_ITEMS
+    page = kept[cursor : cursor + limit]
+    nxt = cursor + limit
     return {
         "memory": "decisions",
         "project": project_id(target),
