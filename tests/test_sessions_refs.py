@@ -174,6 +174,7 @@ def test_a_database_with_position_references_is_migrated_without_losing_memories
     assert now is not None and (now.version, now.text) == (before.version, before.text)
     [src] = [s for s in version_sources(conn, now.id) if s.kind == "messages"]
     assert len(src.messages) == 4 and src.messages[0][0].startswith("@0:")
+    assert src.ref == f"session:s0#{src.messages[0][0]}..{src.messages[-1][0]}"
     assert conn.execute("SELECT count(*) FROM sess_seen").fetchone()[0] == 4
     conn.close()
     # the old reference still reads, by position; each message carries its stable ref

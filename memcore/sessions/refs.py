@@ -220,8 +220,9 @@ def migrate(conn: sqlite3.Connection, load: dict[str, Transcript | None]) -> dic
     """Turn a database written with index references into stable ones, without losing a
     memory: the messages below each index marker are recorded as read, and each session
     source gets the stable references of the messages at its positions, in the transcript as
-    it is now. ``load`` maps session id to its parsed transcript (None: unreadable now, its
-    progress is kept as it was). Call inside a transaction; idempotent."""
+    it is now (its ``ref`` becomes their range; ``from_idx``/``to_idx`` keep the positions).
+    ``load`` maps session id to its parsed transcript (None: unreadable now, its progress is
+    kept as it was). Call inside a transaction; idempotent."""
     out = {"sessions": 0, "sources": 0}
     rows = conn.execute(
         "SELECT session_id, summary_through, raw_through FROM sess_progress"
@@ -255,9 +256,15 @@ def migrate(conn: sqlite3.Connection, load: dict[str, Transcript | None]) -> dic
                 for m in tr.messages[int(s[3]) : int(s[4] or s[3] + 1)]
                 if m.is_conversation == want_conv
             ]
-            conn.execute(
-                "UPDATE sess_memory_sources SET messages=? WHERE memory_id=? AND seq=?",
-                (source_messages(msgs), s[0], s[1]),
+            conn.execute(  # the source is cited by its messages' references from now on
+                "UPDATE sess_memory_sources SET messages=?, ref=coalesce(?, ref)"
+                " WHERE memory_id=? AND seq=?",
+                (
+                    source_messages(msgs),
+                    range_ref(sid, msgs[0], msgs[-1]) if msgs else None,
+                    s[0],
+                    s[1],
+                ),
             )
             out["sources"] += 1
     return out
