@@ -74,3 +74,5 @@ def test_edit_refusals_and_editor(ws: Workspace, monkeypatch) -> None:
     assert cur["text"] == "- Edited in the editor."
     same = invoke(ws, "recall", "session", "s0", "--edit", "--text", "- Edited in the editor.")
     assert same.exit_code == 1 and "unchanged" in same.output
+    undo = invoke(ws, "undo")  # no id: the latest run, which is this edit's
+    assert undo.exit_code == 0 and "session:s0@v3 has the text of session:s0@v1" in undo.output
