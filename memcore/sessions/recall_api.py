@@ -484,10 +484,15 @@ def _source_messages(
         except InputError:
             pass
     msgs = now[rr.session]
+    by_ref = {m.ref: m for m in msgs or []}
     out: list[dict[str, Any]] = []
     for ref, digest in s.messages:
         if msgs is None:
             out.append({"ref": ref, "digest": digest, "status": "unreadable", "index": None})
+            continue
+        hit = by_ref.get(ref)
+        if hit is not None and hit.digest == digest:  # the common case, without a scan
+            out.append({"ref": ref, "digest": digest, "status": "same", "index": hit.index})
             continue
         found = refs.resolve(msgs, ref, digest)
         index = found.message.index if found.message else None
