@@ -197,3 +197,23 @@ def test_interactive_apply_may_override_the_bound_after_showing_the_list(ws: Wor
     res = invoke(ws, "dream", "--apply", "--only", "forget", stdin="\ny\n")
     assert "Dream complete" in res.stdout
     assert "Debugging" not in ws.memory_md.read_text(encoding="utf-8")
+
+
+def test_dream_apply_json_keeps_stdout_one_json_document(ws: Workspace) -> None:
+    ws.memory_md.write_text("# Long-Term Memory\n\n- Keep PRs small.\n", encoding="utf-8")
+    seed(ws, [5])
+    res = invoke(ws, "dream", "--apply", "--json", stdin="\n")
+    doc = json.loads(res.stdout)  # the report and the question went to stderr
+    assert doc["promoted"] == 1
+    assert "Promotions (1):" in res.stderr and "Apply? [Y/n]" in res.stderr
+    assert "billing service" in ws.memory_md.read_text(encoding="utf-8")
+
+
+def test_dream_apply_json_answered_no_is_a_json_cancel(ws: Workspace) -> None:
+    base = "# Long-Term Memory\n\n- Keep PRs small.\n"
+    ws.memory_md.write_text(base, encoding="utf-8")
+    seed(ws, [5])
+    res = invoke(ws, "dream", "--apply", "--json", stdin="n\n")
+    doc = json.loads(res.stdout)
+    assert doc["applied"] is False and doc["cancelled"] is True
+    assert ws.memory_md.read_text(encoding="utf-8") == base

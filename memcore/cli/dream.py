@@ -42,7 +42,7 @@ def _steps(ctx: click.Context, param: click.Parameter, value: str | None) -> tup
     return tuple(s for s in STEPS if s in wanted)
 
 
-def _ask_conflict(c: Any) -> str:
+def _ask_conflict(c: Any, err: bool = False) -> str:
     while True:
         answer = (
             click.prompt(
@@ -52,6 +52,7 @@ def _ask_conflict(c: Any) -> str:
                 default="skip",
                 show_default=False,
                 prompt_suffix=" [A/B/skip] ",
+                err=err,
             )
             .strip()
             .lower()
@@ -61,16 +62,18 @@ def _ask_conflict(c: Any) -> str:
         click.echo("  Please answer A, B or skip.")
 
 
-def _confirm(line: str) -> bool:
+def _confirm(line: str, err: bool = False) -> bool:
     question = line.rsplit(" [Y/n]", 1)[0]
     while True:
-        answer = click.prompt(question, default="Y", show_default=False, prompt_suffix=" [Y/n] ")
+        answer = click.prompt(
+            question, default="Y", show_default=False, prompt_suffix=" [Y/n] ", err=err
+        )
         answer = answer.strip().lower()
         if answer in ("", "y", "yes"):
             return True
         if answer in ("n", "no"):
             return False
-        click.echo("Please answer Y or n.")
+        click.echo("Please answer Y or n.", err=err)
 
 
 @click.group("dream", invoke_without_command=True)
@@ -193,16 +196,21 @@ def _dream(
         else:
             click.echo(report.NOTHING)
         return
+    # With --json, stdout carries only the JSON document: the report and the questions go to
+    # stderr, where a person still sees them.
     choices: dict[int, str] = {}
     try:
-        click.echo("\n".join(report.report_lines(plan, with_prompt=False)))
+        click.echo("\n".join(report.report_lines(plan, with_prompt=False)), err=as_json)
         for i, c in enumerate(plan.conflicts):
-            choices[i] = "skip" if yes else _ask_conflict(c)
-        ok = yes or _confirm(report.proposed_line(plan))
+            choices[i] = "skip" if yes else _ask_conflict(c, err=as_json)
+        ok = yes or _confirm(report.proposed_line(plan), err=as_json)
     except click.Abort:
         ok = False
     if not ok:
-        click.echo(report.CANCELLED)
+        if as_json:
+            echo_json({"applied": False, "cancelled": True, "proposals": report.plan_json(plan)})
+        else:
+            click.echo(report.CANCELLED)
         return
     allow_loss = False
     if not yes:
@@ -210,13 +218,18 @@ def _dream(
         try:
             cycle.loss_check(plan, ops)
         except LossBoundExceeded as exc:
-            click.echo(str(exc).split("; nothing was applied")[0] + ":")
+            click.echo(str(exc).split("; nothing was applied")[0] + ":", err=as_json)
             by_id = plan.doc.by_id()
             for eid in exc.affected:
                 e = by_id.get(eid)
-                click.echo(f"  [{eid}] {report.cut(e.text) if e is not None else ''}")
-            if not click.confirm("Apply anyway?", default=False):
-                click.echo(report.CANCELLED)
+                click.echo(f"  [{eid}] {report.cut(e.text) if e is not None else ''}", err=as_json)
+            if not click.confirm("Apply anyway?", default=False, err=as_json):
+                if as_json:
+                    echo_json(
+                        {"applied": False, "cancelled": True, "proposals": report.plan_json(plan)}
+                    )
+                else:
+                    click.echo(report.CANCELLED)
                 return
             allow_loss = True
     res = cycle.apply_plan(
