@@ -362,6 +362,8 @@ class AliasTable:
         (short, long) pairs learned. A built-in canonical form wins over a learned one."""
         found: list[tuple[str, str]] = []
         for text in texts:
+            if "(" not in text:
+                continue  # every definition has a parenthesis (and the search is costly)
             for m in _DEF_RE.finditer(text):
                 before, inside = m.group(1).strip(), m.group(2).strip()
                 for short, long_ in ((before.split()[-1], inside), (inside, before)):

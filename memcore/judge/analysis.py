@@ -109,6 +109,13 @@ _CHANGE_OBJECT_RE = re.compile(
     r"(?:gone|removed|dropped|retired|deprecated|cancell?ed|frozen|replaced|sunset)\b",
     re.IGNORECASE,
 )
+# every alternative of _CHANGE_OBJECT_RE needs one of these words (a cheap test first: the
+# full pattern backtracks at every word of the text)
+_CHANGE_OBJECT_HINT_RE = re.compile(
+    r"from|off|out of|instead of|replac|no longer|dropp|stopped using|retir|remov|deprecat|"
+    r"gone|cancel|frozen|sunset",
+    re.IGNORECASE,
+)
 _CJK_CHANGE = ("现在", "改为", "替换", "不再", "変更", "移行", "もう", "今は", "現在")
 
 # qualifier phrases on the canonical token string: regex -> (kind, value)
@@ -335,6 +342,7 @@ def _canon_word(word: str) -> str:
     return _SYN.get(s, s)
 
 
+@lru_cache(maxsize=65536)
 def detect_lang(text: str) -> str:
     """en, fr, de, es, zh, ja or other: script first, then the most frequent stop words."""
     if _KANA_RE.search(text):
@@ -582,7 +590,9 @@ class Analyzer:
             change_objects=tuple(
                 (m.group(1) or m.group(2) or m.group(3) or "").strip(" .,;:").lower()
                 for m in _CHANGE_OBJECT_RE.finditer(text)
-            ),
+            )
+            if _CHANGE_OBJECT_HINT_RE.search(text)
+            else (),
         )
 
     @staticmethod

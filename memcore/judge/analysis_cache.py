@@ -160,8 +160,9 @@ class AnalysisCache:
                 "DELETE FROM judge_analyses WHERE key NOT IN (SELECT value FROM json_each(?))",
                 (keep,),
             )
-            self.conn.executemany(
-                "INSERT OR REPLACE INTO judge_analyses (key, data) VALUES (?, ?)", rows
+            self.conn.executemany(  # in key order: the B-tree is filled front to back
+                "INSERT OR REPLACE INTO judge_analyses (key, data) VALUES (?, ?)",
+                sorted(rows, key=lambda r: r[0]),
             )
         except BaseException:
             if own_tx:

@@ -34,6 +34,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
+from functools import cached_property
 
 import numpy as np
 
@@ -79,11 +80,30 @@ class Comparison:
     vals_a: list[Value] = field(default_factory=list)  # values of A that B lacks
     vals_b: list[Value] = field(default_factory=list)
     shared_vals: int = 0
-    swaps: list[tuple[list[str], list[str]]] = field(default_factory=list)
     separating: list[tuple[str, str, str]] = field(default_factory=list)
     change: set[str] = field(default_factory=set)  # change markers in B, not in A
     named_old: list[str] = field(default_factory=list)  # A's values B names (the old value)
     named_old_values: list[Value] = field(default_factory=list)
+
+    @cached_property
+    def swaps(self) -> list[tuple[list[str], list[str]]]:
+        """The replaced stretches of the two token sequences that hold a leftover token on
+        both sides (a swapped value or word), in order. Computed on first use: the word
+        alignment is the costliest part of a comparison, and most verdicts never need it."""
+        out: list[tuple[list[str], list[str]]] = []
+        if not (self.only_a and self.only_b):  # a swap needs a leftover token on both sides
+            return out
+        residual_a, residual_b = set(self.only_a), set(self.only_b)
+        a, b = self.a.tokens, self.b.tokens
+        sm = SequenceMatcher(None, a, b, autojunk=False)
+        for tag, i1, i2, j1, j2 in sm.get_opcodes():
+            if tag == "equal":
+                continue
+            ra = [t for t in a[i1:i2] if t in residual_a]
+            rb = [t for t in b[j1:j2] if t in residual_b]
+            if ra and rb:
+                out.append((ra, rb))
+        return out
 
     @property
     def overlap(self) -> float:
@@ -134,16 +154,6 @@ def compare(a: Analysis, b: Analysis, sim: float | None = None) -> Comparison:
         for t in fb.content_order
         if t not in c.shared and t not in covered_tokens and not close_to_any(t, ta, near_a)
     ]
-    if c.only_a and c.only_b:  # a swap needs a leftover token on both sides
-        residual_a, residual_b = set(c.only_a), set(c.only_b)
-        sm = SequenceMatcher(None, a.tokens, b.tokens, autojunk=False)
-        for tag, i1, i2, j1, j2 in sm.get_opcodes():
-            if tag == "equal":
-                continue
-            ra = [t for t in a.tokens[i1:i2] if t in residual_a]
-            rb = [t for t in b.tokens[j1:j2] if t in residual_b]
-            if ra and rb:
-                c.swaps.append((ra, rb))
     qa, qb = fa.qualifier_kinds, fb.qualifier_kinds
     if qa and qb:
         for k in qa.keys() & qb.keys():
@@ -202,12 +212,14 @@ def decide(c: Comparison, th: Thresholds, newer_by_date: bool) -> tuple[Verdict,
     topical = shared_subject or c.overlap >= 0.4
     frame = [t for t in c.shared if not t.startswith("<")]
     framed = len(frame) >= 2 and c.jaccard >= 0.3
-    short_swaps = [s for s in c.swaps if max(len(s[0]), len(s[1])) <= 3]
+
+    def short_swaps() -> list[tuple[list[str], list[str]]]:
+        return [s for s in c.swaps if max(len(s[0]), len(s[1])) <= 3]
+
     # 1. a qualifier that makes both true
     if c.separating:
         strong = [s for s in c.separating if s[0] not in WEAK_KINDS]
-        other_diff = len(c.swaps) > 1 or bool(c.vals_a and c.vals_b)
-        if strong or other_diff:
+        if strong or (c.vals_a and c.vals_b) or len(c.swaps) > 1:
             kind, qa, qb = (strong or c.separating)[0]
             v = Verdict.RELATED if topical or framed else Verdict.UNRELATED
             return v, f"{kind} qualifier separates them: {qa} vs {qb}", 0.8, False
@@ -252,7 +264,7 @@ def decide(c: Comparison, th: Thresholds, newer_by_date: bool) -> tuple[Verdict,
                 True,
             )
         if (strong_change or a.negated != b.negated) and (
-            c.swaps or c.vals_b or c.only_b or a.negated != b.negated
+            c.vals_b or c.only_b or a.negated != b.negated  # a swap has an only_b token
         ):
             why = f"newer entry says '{why}' about the same subject (no old value named)"
             return Verdict.SUPERSEDES, why, 0.6, True
@@ -262,7 +274,9 @@ def decide(c: Comparison, th: Thresholds, newer_by_date: bool) -> tuple[Verdict,
     if aligned and framed:
         va, vb, k = aligned[0]
         others = [
-            s for s in short_swaps if c.swaps.index(s) != k and not slots.values_only(s, conflicts)
+            s
+            for s in short_swaps()
+            if c.swaps.index(s) != k and not slots.values_only(s, conflicts)
         ]
         value_toks = {slots.token(v) for v in c.vals_a + c.vals_b}
         wa = [t for t in c.swaps[k][0] if not t.startswith("<") and t not in value_toks]
@@ -294,10 +308,10 @@ def decide(c: Comparison, th: Thresholds, newer_by_date: bool) -> tuple[Verdict,
             return Verdict.SUPERSEDES, f"newer value {vb.raw} replaces {va.raw}{why}", sure, True
         return Verdict.CONFLICT, f"differing values: {va.raw} vs {vb.raw}{why}", sure, newer_by_date
     if (
-        len(c.swaps) == 1
-        and max(len(c.swaps[0][0]), len(c.swaps[0][1])) <= 3
-        and c.jaccard >= 0.4
+        c.jaccard >= 0.4
         and len(frame) >= 3
+        and len(c.swaps) == 1
+        and max(len(c.swaps[0][0]), len(c.swaps[0][1])) <= 3
     ):
         sa, sb = c.swaps[0]
         verbish = any(stem(t) in slots.VERBISH or t in slots.VERBISH for t in sa + sb)
@@ -310,7 +324,7 @@ def decide(c: Comparison, th: Thresholds, newer_by_date: bool) -> tuple[Verdict,
             )
     if a.negated != b.negated and len(c.only_a) + len(c.only_b) <= 1 and framed:
         return Verdict.CONFLICT, "negation on one side of the same statement", 0.6, newer_by_date
-    if len(short_swaps) >= 2 and framed and c.jaccard >= 0.4:
+    if framed and c.jaccard >= 0.4 and len(short_swaps()) >= 2:
         return Verdict.RELATED, "two slots differ: a qualifier and a value", 0.5, False
     if conflicts:
         va, vb = conflicts[0]

@@ -202,6 +202,7 @@ class VerdictCache:
             rows.append((key, judge_id, verdict, j.reason, j.confidence, side, j.merged_text))
         if not rows:
             return
+        rows.sort(key=lambda r: r[0])  # key order (stable): the B-tree fills front to back
         own_tx = not self.conn.in_transaction
         if own_tx:
             self.conn.execute("BEGIN")
