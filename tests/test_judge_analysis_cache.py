@@ -84,8 +84,8 @@ def test_other_tables_read_nothing_and_old_rows_go(tmp_path: Path) -> None:
     conn = db.connect(tmp_path / "memcore.sqlite")
     first = Analyzer.for_texts(texts)
     AnalysisCache(conn).store(first, texts)
-    grown = [*texts, "Zephyr SRE (site reliability engineering) owns the pager."]
-    second = Analyzer.for_texts(grown)  # a new name and a new alias: another fingerprint
+    grown = [*texts, "Zephyr keeps QX (quantum xylophone) on the pager."]
+    second = Analyzer.for_texts(grown)  # a new alias: other tables for every text
     assert fingerprint(second) != fingerprint(first)
     cache = AnalysisCache(conn)
     assert cache.load(second, grown) == 0
@@ -106,3 +106,27 @@ def test_a_row_that_does_not_decode_is_analysed_again(tmp_path: Path) -> None:
     assert cache.load(again, texts) == 0
     assert again.analyse(texts[0]) == an.analyse(texts[0])
     assert cache.store(again, texts) == len(set(texts))
+
+
+def test_a_name_learned_elsewhere_reanalyses_only_the_entries_that_write_it(
+    tmp_path: Path,
+) -> None:
+    texts = [
+        "Atlas listens on port 9100.",  # "Atlas" opens the sentence: a name only if learned
+        "The cache of Quill times out after 30 seconds.",
+        "Deploys happen every weekday at 09:00.",
+    ]
+    conn = db.connect(tmp_path / "memcore.sqlite")
+    first = Analyzer.for_texts(texts)
+    assert "atlas" not in first.names
+    AnalysisCache(conn).store(first, texts)
+    grown = [*texts, "We moved the metrics of Atlas to Grafana."]  # "Atlas" mid-sentence
+    second = Analyzer.for_texts(grown)
+    assert "atlas" in second.names and fingerprint(second) != fingerprint(first)
+    cache = AnalysisCache(conn)
+    assert cache.load(second, grown) == 2  # the Quill and weekday entries, not Atlas's
+    fresh = Analyzer.for_texts(grown)
+    for t in grown:
+        assert second.analyse(t) == fresh.analyse(t)
+    assert second.analyse(texts[0]) != first.analyse(texts[0])  # now "Atlas" is a name
+    assert cache.store(second, grown) == 2  # the re-analysed Atlas entry and the new one

@@ -360,6 +360,35 @@ def detect_lang(text: str) -> str:
     return best
 
 
+@lru_cache(maxsize=65536)
+def raw_tokens(text: str) -> tuple[tuple[str, str], ...]:
+    """The text cut into (kind, surface) tokens by the value patterns (a number with its unit
+    is one ``number`` token); computed once per text."""
+    out = []
+    for m in _TOKEN_RE.finditer(text):
+        kind = m.lastgroup or "word"
+        out.append(("number" if kind == "unit" else kind, m.group(0)))
+    return tuple(out)
+
+
+def _base(word: str) -> str:
+    return word.lower().replace("’", "'").removesuffix("'s")
+
+
+@lru_cache(maxsize=65536)
+def word_bases(text: str) -> frozenset[str]:
+    """Every word base (lower-cased, ``'s`` off) the analysis of ``text`` may look up in an
+    analyzer's learned names, code spans included: the names an analysis depends on are
+    these, intersected with the names of the memory."""
+    out: set[str] = set()
+    for kind, surf in raw_tokens(text):
+        if kind == "word":
+            out.add(_base(surf))
+        elif kind == "code":
+            out |= word_bases(surf.strip("`").strip())
+    return frozenset(out)
+
+
 def _num(s: str) -> str:
     s = s.replace(",", "")
     try:
@@ -393,19 +422,29 @@ class Analyzer:
             prev = "."
             if detect_lang(t) == "de":
                 continue  # German capitalises every noun
-            for m in _TOKEN_RE.finditer(t):
-                w = m.group("word")
-                if w and w[0].isupper() and prev not in _SENTENCE_END:
-                    base = w.lower().replace("’", "'").removesuffix("'s")
+            for kind, surf in raw_tokens(t):
+                if kind == "word" and surf[0].isupper() and prev not in _SENTENCE_END:
+                    base = _base(surf)
                     if base not in STOP and base not in OTHER_STOP:
                         names.add(base)
-                prev = m.group(0) if m.group("punct") else "w"
+                prev = surf if kind == "punct" else "w"
         return cls(aliases=aliases, names=frozenset(names))
 
     def preload(self, analyses: dict[str, Analysis]) -> None:
         """Analyses made earlier by an analyzer with the same tables (text -> analysis), e.g.
         from :class:`memcore.judge.analysis_cache.AnalysisCache`: not made again."""
         self._cache.update(analyses)
+
+    def analyse_many(self, texts: Iterable[str]) -> list[Analysis]:
+        """The analyses of ``texts``, in order; those not cached yet are made on every core
+        (:func:`memcore.judge.parallel.split_map`: the same analyses, sooner)."""
+        from memcore.judge.parallel import split_map
+
+        texts = list(texts)
+        todo = [t for t in dict.fromkeys(texts) if t not in self._cache]
+        if todo:
+            self.preload(dict(zip(todo, split_map(self._analyse, todo), strict=True)))
+        return [self.analyse(t) for t in texts]
 
     def analyse(self, text: str) -> Analysis:
         hit = self._cache.get(text)
@@ -420,22 +459,17 @@ class Analyzer:
 
     def _analyse(self, text: str) -> Analysis:
         lang = detect_lang(text)
-        raw_tokens: list[tuple[str, str]] = []  # (kind, surface)
-        for m in _TOKEN_RE.finditer(text):
-            kind = m.lastgroup or "word"
-            if kind == "unit":
-                kind = "number"
-            raw_tokens.append((kind, m.group(0)))
+        toks = raw_tokens(text)  # (kind, surface)
         values: list[Value] = []
         names: set[str] = set()
         seq: list[str] = []  # lower-case words and value tokens, before aliases
         at_start = True
         possessors: set[str] = set()
         skip = -1
-        for i, (kind, surf) in enumerate(raw_tokens):
+        for i, (kind, surf) in enumerate(toks):
             if i == skip:
                 continue
-            nxt = raw_tokens[i + 1][1].lower() if i + 1 < len(raw_tokens) else ""
+            nxt = toks[i + 1][1].lower() if i + 1 < len(toks) else ""
             if kind == "punct":
                 seq.append(surf)
                 at_start = surf in _SENTENCE_END
@@ -492,7 +526,7 @@ class Analyzer:
                     )
                     if unit and not cjk_unit:
                         skip = i + 1  # the unit word is part of the value
-                        surf = f"{surf} {raw_tokens[i + 1][1]}"
+                        surf = f"{surf} {toks[i + 1][1]}"
                 prev = next(
                     (t for t in reversed(seq[-3:]) if t[:1].isalpha() and t not in STOP), ""
                 )

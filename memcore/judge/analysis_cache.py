@@ -7,10 +7,13 @@
 
 An analysis is a pure function of the text and of the analyzer: its alias table and the names
 the memory writes capitalised (:meth:`memcore.judge.analysis.Analyzer.for_texts`), and of the
-analysis code itself. The key is the SHA-1 of the text and of that *fingerprint* (the
-analyzer's tables, the source of the analysis and alias modules, the fields of
-:class:`~memcore.judge.analysis.Analysis`): a memory that learns a new name or alias, or a
-memcore whose analysis changed, reads nothing stale; it analyses again.
+analysis code itself. The key is the SHA-1 of the text, of the analyzer's alias table and the
+source of the analysis and alias modules and the fields of
+:class:`~memcore.judge.analysis.Analysis`, and of the learned names *this text writes*
+(:func:`~memcore.judge.analysis.word_bases`: the only names its analysis looks up): a memory
+that learns a new alias, or a memcore whose analysis changed, reads nothing stale; a name
+learned or lost elsewhere in the memory (a merge removed the only capitalised "Atlas")
+re-analyses only the entries that write that word.
 
 Rows are JSON (never pickle: memcore.sqlite is data, not code).
 """
@@ -30,7 +33,7 @@ import orjson
 
 from memcore.judge import aliases as aliases_mod
 from memcore.judge import analysis as analysis_mod
-from memcore.judge.analysis import Analysis, Analyzer, Value
+from memcore.judge.analysis import Analysis, Analyzer, Value, word_bases
 
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS judge_analyses ("
@@ -48,18 +51,28 @@ def _code_hash() -> str:
     return h.hexdigest()
 
 
-def fingerprint(analyzer: Analyzer) -> str:
-    """What every analysis by ``analyzer`` depends on besides the text, as one hash."""
+def _tables(analyzer: Analyzer) -> str:
+    """The analysis code and the analyzer's alias table, as one hash (not its names)."""
     h = hashlib.sha1(_code_hash().encode())
-    h.update("\x1f".join(sorted(analyzer.names)).encode())
     for key, canon in sorted(analyzer.aliases.phrases.items()):
         h.update(("\x1e" + " ".join(key) + "\x1f" + " ".join(canon)).encode())
     h.update(str(analyzer.aliases.longest).encode())
     return h.hexdigest()
 
 
-def _key(fp: str, text: str) -> str:
-    return hashlib.sha1(f"{fp}\n{text}".encode()).hexdigest()
+def fingerprint(analyzer: Analyzer) -> str:
+    """What every analysis by ``analyzer`` depends on besides the text, as one hash."""
+    h = hashlib.sha1(_tables(analyzer).encode())
+    h.update("\x1f".join(sorted(analyzer.names)).encode())
+    return h.hexdigest()
+
+
+def _key(tables: str, analyzer: Analyzer, text: str) -> str:
+    """One analysis's key: the text, the tables, and only the learned names the text writes
+    (a name learned or lost elsewhere in the memory does not change this text's analysis, so
+    a run after merges reads the analyses of every entry the merges left alone)."""
+    names = "\x1f".join(sorted(analyzer.names & word_bases(text)))
+    return hashlib.sha1(f"{tables}\n{names}\n{text}".encode()).hexdigest()
 
 
 class _Unstorable(Exception):
@@ -119,8 +132,8 @@ class AnalysisCache:
     def load(self, analyzer: Analyzer, texts: Iterable[str]) -> int:
         """Put the stored analyses of ``texts`` into ``analyzer``'s cache; returns how many
         were found. A row that does not decode is skipped (analysed again, then replaced)."""
-        fp = fingerprint(analyzer)
-        keys = {_key(fp, t): t for t in dict.fromkeys(texts)}
+        fp = _tables(analyzer)
+        keys = {_key(fp, analyzer, t): t for t in dict.fromkeys(texts)}
         if not keys:
             return 0
         found: dict[str, Analysis] = {}
@@ -142,16 +155,17 @@ class AnalysisCache:
     def store(self, analyzer: Analyzer, texts: Sequence[str]) -> int:
         """Keep the analyses of ``texts`` not loaded from here (analysing those not analysed
         yet) and drop every other row; returns how many were written."""
-        fp = fingerprint(analyzer)
+        fp = _tables(analyzer)
         unique = list(dict.fromkeys(texts))
+        keys = [_key(fp, analyzer, t) for t in unique]
         rows = []
         try:
-            for t in unique:
+            for t, key in zip(unique, keys, strict=True):
                 if t not in self._loaded:
-                    rows.append((_key(fp, t), _encode(analyzer.analyse(t))))
+                    rows.append((key, _encode(analyzer.analyse(t))))
         except _Unstorable:
             return 0
-        keep = json.dumps([_key(fp, t) for t in unique])
+        keep = json.dumps(keys)
         own_tx = not self.conn.in_transaction
         if own_tx:
             self.conn.execute("BEGIN")

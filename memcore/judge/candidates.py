@@ -107,7 +107,7 @@ def candidates(
     groups: dict[str, list[int]] = defaultdict(list)
     for i, e in enumerate(entries):
         groups[e.scope].append(i)
-    toks = [rare_tokens(analyzer.analyse(e.text)) for e in entries]
+    toks = [rare_tokens(an) for an in analyzer.analyse_many(e.text for e in entries)]
     found: dict[tuple[int, int], Candidate] = {}
     for members in groups.values():
         if len(members) < 2:

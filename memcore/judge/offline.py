@@ -42,6 +42,7 @@ from memcore.judge import slots
 from memcore.judge.aliases import words, wordset
 from memcore.judge.analysis import WEAK_KINDS, Analysis, Analyzer, Value, stem
 from memcore.judge.features import close_to_any, squash_value
+from memcore.judge.parallel import split_map
 from memcore.judge.protocol import Embeds, EntryView, Judgement, Pair, Verdict
 from memcore.judge.subject import name_covered, name_stems, names_disjoint, subjects_differ
 
@@ -445,9 +446,14 @@ class OfflineJudge:
         return [float(known[a.text] @ known[b.text]) for a, b in pairs]
 
     def judge(self, pairs: Sequence[Pair]) -> list[Judgement]:
-        """One judgement per pair, in order (the texts are embedded once, in one batch)."""
+        """One judgement per pair, in order (the texts are embedded once, in one batch; many
+        pairs are judged on every core: :func:`memcore.judge.parallel.split_map`)."""
         sims = self._sims(pairs)
-        return [self.judge_one(a, b, s) for (a, b), s in zip(pairs, sims, strict=True)]
+        return split_map(self._judge_with_sim, list(zip(pairs, sims, strict=True)))
+
+    def _judge_with_sim(self, item: tuple[Pair, float | None]) -> Judgement:
+        (a, b), sim = item
+        return self.judge_one(a, b, sim)
 
     def judge_one(self, x: EntryView, y: EntryView, sim: float | None = None) -> Judgement:
         """The judgement of one pair (either order; the older entry is found by date)."""

@@ -1,0 +1,101 @@
+"""Pure-Python judge work spread over the machine's cores, with results identical to one core.
+
+    out = split_map(fn, items)   # == [fn(x) for x in items], the later shares in forked workers
+
+The analysis of every entry and the verdict of every candidate pair are pure functions of
+their inputs (and of tables built before the split), and pure Python, so one process runs
+them on one core whatever the machine has. :func:`split_map` cuts a long list into one
+contiguous share per worker, runs the first share here and the others in forked children
+(which inherit the analyzer, its cache and the vectors already in memory: nothing is sent but
+the results), and puts the results back in order.
+
+Only on Linux with the ``fork`` start method, only for lists of at least ``min_items``, and
+never inside a worker. ``MEMCORE_WORKERS`` (an integer, 1 = no workers) overrides the number
+of processes (default: the CPUs this process may use, at most 4). A worker that fails makes
+the whole call run here instead (the result is the same, only slower).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import sys
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from typing import TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+MAX_WORKERS = 4
+_in_worker = False
+_job: tuple[Callable[[object], object], Sequence[object]] | None = None
+
+
+def default_workers() -> int:
+    """Processes to use: ``MEMCORE_WORKERS`` when set to a positive integer, else the CPUs
+    this process may run on (at most :data:`MAX_WORKERS`)."""
+    raw = os.environ.get("MEMCORE_WORKERS", "").strip()
+    if raw.isdigit() and int(raw) >= 1:
+        return int(raw)
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    return max(1, min(MAX_WORKERS, cpus))
+
+
+def _mark_worker() -> None:
+    global _in_worker
+    _in_worker = True
+
+
+def _run_share(bounds: tuple[int, int]) -> list[object]:
+    assert _job is not None
+    fn, items = _job
+    return [fn(x) for x in items[bounds[0] : bounds[1]]]
+
+
+def split_map(
+    fn: Callable[[T], R],
+    items: Sequence[T],
+    *,
+    workers: int | None = None,
+    min_items: int = 2000,
+) -> list[R]:
+    """``[fn(x) for x in items]``, computed in ``workers`` processes when the list is long
+    (see the module docstring). ``fn`` must be pure: a worker's side effects are lost."""
+    global _job
+    n = len(items)
+    workers = default_workers() if workers is None else workers
+    workers = min(workers, n // max(1, min_items // 2) or 1)
+    if (
+        workers < 2
+        or n < min_items
+        or _in_worker
+        or _job is not None
+        or not sys.platform.startswith("linux")
+        or "fork" not in multiprocessing.get_all_start_methods()
+    ):
+        return [fn(x) for x in items]
+    step = -(-n // workers)
+    bounds = [(s, min(n, s + step)) for s in range(0, n, step)]
+    _job = (fn, items)  # type: ignore[assignment]  # inherited by the forked workers
+    try:
+        with ProcessPoolExecutor(
+            max_workers=len(bounds) - 1,
+            mp_context=multiprocessing.get_context("fork"),
+            initializer=_mark_worker,
+        ) as pool:
+            futures = [pool.submit(_run_share, b) for b in bounds[1:]]
+            here = [fn(x) for x in items[bounds[0][0] : bounds[0][1]]]
+            try:
+                rest = [f.result() for f in futures]
+            except Exception:  # a worker died or could not send: do its share here
+                rest = [[fn(x) for x in items[lo:hi]] for lo, hi in bounds[1:]]
+    finally:
+        _job = None
+    out: list[R] = list(here)
+    for share in rest:
+        out.extend(share)  # type: ignore[arg-type]
+    return out

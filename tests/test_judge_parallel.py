@@ -1,0 +1,87 @@
+"""split_map: the same results as one process, in order, with the later shares computed in
+forked workers (Linux)."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+from memcore.judge import parallel
+from memcore.judge.analysis import Analyzer
+from memcore.judge.offline import OfflineJudge
+from memcore.judge.protocol import EntryView
+
+
+def _square_and_pid(x: int) -> tuple[int, int]:
+    return x * x, os.getpid()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fork workers: Linux only")
+def test_results_are_in_order_and_later_shares_ran_in_workers() -> None:
+    out = parallel.split_map(_square_and_pid, range(3000), workers=3, min_items=100)
+    assert [sq for sq, _ in out] == [x * x for x in range(3000)]
+    pids = [pid for _, pid in out]
+    assert pids[0] == os.getpid()
+    assert len(set(pids)) == 3  # two workers besides this process
+    assert pids == sorted(pids, key=pids.index)  # one contiguous share per process
+
+
+def test_short_lists_one_worker_or_memcore_workers_1_stay_here(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert {pid for _, pid in parallel.split_map(_square_and_pid, range(50))} == {os.getpid()}
+    out = parallel.split_map(_square_and_pid, range(3000), workers=1, min_items=100)
+    assert {pid for _, pid in out} == {os.getpid()}
+    monkeypatch.setenv("MEMCORE_WORKERS", "1")
+    assert parallel.default_workers() == 1
+    out = parallel.split_map(_square_and_pid, range(3000), min_items=100)
+    assert {pid for _, pid in out} == {os.getpid()}
+
+
+def _boom(x: int) -> int:
+    if x == 2999 and os.getpid() != _PARENT:
+        os._exit(3)  # the worker dies without an answer
+    return -x
+
+
+_PARENT = os.getpid()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fork workers: Linux only")
+def test_a_worker_that_dies_has_its_share_done_here() -> None:
+    assert parallel.split_map(_boom, range(3000), workers=2, min_items=100) == [
+        -x for x in range(3000)
+    ]
+
+
+def test_the_judge_on_many_pairs_gives_the_verdicts_of_one_process(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    frames = [
+        "{p} listens on port {n}.",
+        "{p} now listens on port {m}.",
+        "The {p} worker runs {n} replicas in staging.",
+        "The {p} worker runs {m} replicas in production.",
+        "{p} deploys with TF (Terraform) every weekday.",
+    ]
+    texts = [
+        f.format(p=p, n=n, m=n + 1)
+        for p in ("Atlas", "Orbit", "Quill", "Nova")
+        for n in range(60)
+        for f in frames
+    ]
+    views = [EntryView(f"e{i}", t, created_at=f"2026-0{1 + i % 9}-01") for i, t in enumerate(texts)]
+    pairs = [
+        (views[i], views[j])
+        for i in range(len(views))
+        for j in (i + 1, i + 2, i + 5)
+        if j < len(views)
+    ]
+    assert len(pairs) > 2000
+    many = OfflineJudge(None, Analyzer.for_texts(texts)).judge(pairs)
+    monkeypatch.setenv("MEMCORE_WORKERS", "1")
+    one = OfflineJudge(None, Analyzer.for_texts(texts)).judge(pairs)
+    assert many == one
+    assert {j.verdict for j in one} >= {"same", "related"}
