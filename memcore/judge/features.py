@@ -20,6 +20,7 @@ Nothing here decides anything; every test is the same test the comparison made b
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -32,9 +33,13 @@ _KEEP = frozenset("./:@#$%°")
 PREFIX = 5  # letters two forms of one word share (``rotati`` / ``rotate``)
 
 
+# ``\w`` is exactly ``str.isalnum()`` plus the underscore, for every code point
+_DROP_RE = re.compile(r"[^\w./:@#$%°]+|_+")
+
+
 def squash(s: str) -> str:
     """Lower-cased letters and digits of ``s`` plus ``./:@#$%°`` (nothing else)."""
-    return "".join(ch for ch in s.lower() if ch.isalnum() or ch in _KEEP)
+    return _DROP_RE.sub("", s.lower())
 
 
 @lru_cache(maxsize=65536)

@@ -225,7 +225,14 @@ def decide(c: Comparison, th: Thresholds, newer_by_date: bool) -> tuple[Verdict,
             v = Verdict.RELATED if topical or framed else Verdict.UNRELATED
             return v, f"{kind} qualifier separates them: {qa} vs {qb}", 0.8, False
     conflicts = slots.value_conflicts(c)
-    aligned = [(va, vb, at) for va, vb in conflicts if (at := slots.swap_of(c, va, vb)) is not None]
+
+    def aligned() -> list[tuple[Value, Value, int]]:  # value conflicts that are one swap
+        if not conflicts:
+            return []  # (and no word alignment needed)
+        return [
+            (va, vb, at) for va, vb in conflicts if (at := slots.swap_of(c, va, vb)) is not None
+        ]
+
     # 2. change wording in the newer entry
     strong_change = c.change - _WEAK_CHANGE
     # the newer entry talks about the same attribute, not just the same project or person
@@ -255,8 +262,12 @@ def decide(c: Comparison, th: Thresholds, newer_by_date: bool) -> tuple[Verdict,
                 0.85,
                 True,
             )
-        clean = [(va, vb, k) for va, vb, k in aligned if not slots.beyond_the_value(c, k)]
-        if c.named_old and clean and (strong_change or c.vals_b):
+        clean = (
+            [(va, vb, k) for va, vb, k in aligned() if not slots.beyond_the_value(c, k)]
+            if c.named_old and (strong_change or c.vals_b)
+            else []
+        )
+        if clean:
             va, vb, _k = clean[0]
             return (
                 Verdict.SUPERSEDES,
@@ -272,8 +283,9 @@ def decide(c: Comparison, th: Thresholds, newer_by_date: bool) -> tuple[Verdict,
         if conflicts and framed:
             return Verdict.SUPERSEDES, f"newer entry says '{why}' with a new value", 0.65, True
     # 3. one value swapped in a shared statement
-    if aligned and framed:
-        va, vb, k = aligned[0]
+    swapped = aligned() if framed else []
+    if swapped:
+        va, vb, k = swapped[0]
         others = [
             s
             for s in short_swaps()
