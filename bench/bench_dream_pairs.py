@@ -35,6 +35,7 @@ from memcore.dream import cycle, review, tables  # noqa: E402
 from memcore.dream import plan as planning  # noqa: E402
 from memcore.dream.settings import ConsolidationSettings  # noqa: E402
 from memcore.journal import runs as journal  # noqa: E402
+from memcore.judge.aliases import NUMBER_WORDS  # noqa: E402
 from memcore.workspace.core import Workspace  # noqa: E402
 from memcore.workspace.entries import parse  # noqa: E402
 
@@ -69,10 +70,21 @@ def _unanswerable(truth: PairTruth, text: str) -> dict[str, int]:
     return dict(sorted(out.items(), key=lambda kv: -kv[1]))
 
 
+def _digits(detail: str) -> str:
+    """The detail with its counts written as words in digits ("four steps" -> "4 steps")."""
+    return " ".join(str(NUMBER_WORDS.get(w, w)) for w in detail.casefold().split())
+
+
+def kept(detail: str, low: str) -> bool:
+    """A labelled detail is still in ``low`` (casefolded text): as written, or with its
+    counts in digits (a merge that writes "eight" as "8" keeps the fact)."""
+    return detail.casefold() in low or _digits(detail) in low
+
+
 def _details_kept(truth: PairTruth, text: str, which: set[frozenset[str]]) -> float:
     low = text.casefold()
     dets = [d for k in which for d in truth.pairs[k].get("details", [])]
-    return sum(1 for d in dets if d.casefold() in low) / max(1, len(dets))
+    return sum(1 for d in dets if kept(d, low)) / max(1, len(dets))
 
 
 def run(split: str, backend: str) -> dict[str, Any]:
@@ -92,7 +104,13 @@ def run(split: str, backend: str) -> dict[str, Any]:
             )
         wall = time.perf_counter() - t0
         labelled = set(truth.pairs)
-        same = {k for k, r in truth.pairs.items() if r["label"] == "same"}
+        # a cross-scope pair states one fact in two scopes: it must never merge (the scope
+        # wall), so it is no merge to find (a merge of it counts against precision)
+        same = {
+            k
+            for k, r in truth.pairs.items()
+            if r["label"] == "same" and r["category"] != "cross-scope"
+        }
         contra = {k for k, r in truth.pairs.items() if r["label"] in ("supersedes", "conflict")}
         near = {k for k, r in truth.pairs.items() if r["category"] in NEAR}
         merged = _pairs([[m.keeper, *m.absorbed] for m in plan.merges])
@@ -115,6 +133,22 @@ def run(split: str, backend: str) -> dict[str, Any]:
         out["near_false_flags"] = (len(flagged & near), len(near))
         out["cross_pair_merges"] = len(merged - labelled)
         out["cross_pair_flags"] = len(flagged - labelled)
+        tx = truth.texts
+        out["misses"] = {
+            "near_merged": [
+                (truth.pairs[k]["category"], *(tx[x] for x in sorted(k)))
+                for k in sorted(merged & near, key=sorted)
+            ],
+            "near_flagged": [
+                (truth.pairs[k]["category"], *(tx[x] for x in sorted(k)))
+                for k in sorted(flagged & near, key=sorted)
+            ],
+            "same_missed": [
+                (truth.pairs[k]["category"], *(tx[x] for x in sorted(k)))
+                for k in sorted(same - merged, key=sorted)
+            ],
+            "lost": [],
+        }
         # --auto
         res = cycle.apply_plan(plan, now=NOW, mode="auto", allow_loss=True)
         text = ws.memory_md.read_text(encoding="utf-8")
@@ -151,11 +185,13 @@ def run(split: str, backend: str) -> dict[str, Any]:
         out["details_kept_all"] = _details_kept(truth, text, same & merged)
         low = text.casefold()
         how: dict[str, str] = {}  # removed entry -> the step that removed it
+        why: dict[str, str] = {}
         with tables.connect(ws) as conn:
             for r in journal.runs(conn, limit=500):
                 for c in journal.changes_of(conn, r["runId"]):
                     if c.action == "remove":
                         how[c.entry_id] = c.step
+                        why[c.entry_id] = c.reason
         lost = lost_by_merge = 0
         kinds: dict[str, int] = {}
         for eid in set(truth.texts) - left:
@@ -168,14 +204,26 @@ def run(split: str, backend: str) -> dict[str, Any]:
                     for d in row.get("details") or []
                     if d.casefold() in truth.texts[eid].casefold()
                 ]
-                if any(d.casefold() not in low for d in mine):
+                if any(not kept(d, low) for d in mine):
                     lost_by_merge += 1  # merged away, and one of its details went with it
+                    gone_d = [d for d in mine if not kept(d, low)]
+                    out["misses"]["lost"].append(("merge", eid, truth.texts[eid], gone_d))
             else:
                 row = next(r for k, r in truth.pairs.items() if eid in k)
                 partner = next(x for x in next(k for k in truth.pairs if eid in k) if x != eid)
                 if row["label"] == "same" and partner in left:
                     continue  # archived, but its restatement stays
                 lost += 1  # archived as superseded or as the loser of a conflict, yet true
+                out["misses"]["lost"].append(
+                    (
+                        how.get(eid, "?"),
+                        row["label"],
+                        row["category"],
+                        truth.texts[eid],
+                        truth.texts[partner],
+                        why.get(eid, ""),
+                    )
+                )
                 kinds[f"{row['label']}/{row['category']}"] = (
                     kinds.get(f"{row['label']}/{row['category']}", 0) + 1
                 )
@@ -189,9 +237,16 @@ def run(split: str, backend: str) -> dict[str, Any]:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--split", choices=("tune", "holdout", "fresh"), default="tune")
+    ap.add_argument("--split", choices=("tune", "holdout", "fresh", "fresh2"), default="tune")
     ap.add_argument("--backends", default="hashing,minilm")
+    ap.add_argument(
+        "--misses",
+        action="store_true",
+        help="print the misses (texts) too: development splits only, never a blind one",
+    )
     args = ap.parse_args()
+    if args.misses and args.split not in ("tune", "holdout", "fresh"):
+        ap.error(f"--misses prints texts and results of {args.split}: not for a blind split")
     for backend in [b.strip() for b in args.backends.split(",") if b.strip()]:
         try:
             r = run(args.split, backend)
@@ -227,6 +282,11 @@ def main() -> None:
             )
         if r["lost_kinds"]:
             print(f"  archived true facts by pair label/category: {r['lost_kinds']}")
+        if args.misses:
+            for kind, rows in r["misses"].items():
+                print(f"  -- {kind} ({len(rows)})")
+                for row in rows:
+                    print("     " + " | ".join(str(x) for x in row))
 
 
 if __name__ == "__main__":

@@ -203,3 +203,35 @@ def test_entries_listing(ws: Workspace) -> None:
     res = invoke(ws, "dream", "entries")
     assert "[portA] unknown/global importance=0.50 lines 8-8: The API server listens" in res.stdout
     assert not ws.db_path.exists()
+
+
+def test_review_keep_both_is_journaled_not_proposed_again_and_undoable(ws: Workspace) -> None:
+    setup(ws)
+    assert invoke(ws, "dream", "--auto", "--only", "merge,reconcile").exit_code == 0
+    items = json.loads(invoke(ws, "review", "--json").stdout)["items"]
+    assert [it["kind"] for it in items] == ["conflict"]
+    assert items[0]["choices"] == ["a", "b", "both", "skip"]
+    item_id = str(items[0]["itemId"])
+    before = ws.memory_md.read_text(encoding="utf-8")
+    res = invoke(ws, "review", item_id, "both", "--json")
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["status"] == "dismissed" and out["runId"]
+    assert ws.memory_md.read_text(encoding="utf-8") == before  # both entries stay
+    run = json.loads(invoke(ws, "dream", "history", "--json").stdout)["runs"][0]
+    assert run["runId"] == out["runId"] and run["kind"] == "review"
+    assert run["counters"]["keptBoth"] == 2 and run["counters"]["entries"] == ["portB", "portA"]
+    # the next run finds the same conflict, but does not queue it again
+    assert invoke(ws, "dream", "--auto", "--only", "merge,reconcile").exit_code == 0
+    assert json.loads(invoke(ws, "review", "--json").stdout)["items"] == []
+    # undoing the decision puts the item back in the queue
+    res = invoke(ws, "dream", "undo", out["runId"])
+    assert res.exit_code == 0, res.output
+    again = json.loads(invoke(ws, "review", "--json").stdout)["items"]
+    assert [it["itemId"] for it in again] == [items[0]["itemId"]]
+    res = invoke(ws, "review", input="both\n")  # the interactive prompt offers it too
+    assert "[A/B/both/skip]" in res.stdout and "Review: 1 settled, 0 waiting." in res.stdout
+    assert ws.memory_md.read_text(encoding="utf-8") == before
+    # a settled item is not settled twice
+    res = invoke(ws, "review", item_id, "both")
+    assert res.exit_code == 1 and "already dismissed" in res.stderr

@@ -68,7 +68,7 @@ def test_pending_review_list_for_the_page(ws: Workspace) -> None:
         "choices",
         "suggested",
     }
-    assert item["choices"] == ["a", "b", "skip"]
+    assert item["choices"] == ["a", "b", "both", "skip"]
     with pytest.raises(Exception, match="not allowed"):
         review.resolve(ws, item["itemId"], "apply", now=NOW)
     assert review.resolve(ws, item["itemId"], "skip", now=NOW)["status"] == "pending"

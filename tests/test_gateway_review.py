@@ -63,7 +63,7 @@ def test_review_lists_and_resolves_a_conflict(ws: Workspace) -> None:
         items = res.json()["items"]
         assert len(items) == 1
         item = items[0]
-        assert item["kind"] == "conflict" and item["choices"] == ["a", "b", "skip"]
+        assert item["kind"] == "conflict" and item["choices"] == ["a", "b", "both", "skip"]
         assert {item["a"]["text"], item["b"]["text"]} == {PORT_OLD, PORT_NEW}
         assert item["a"]["id"] == "new"  # the newer entry is the likely winner
         assert "8080" in item["reason"] and item["topic"]

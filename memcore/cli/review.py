@@ -15,7 +15,7 @@ from memcore.cli.common import (
     lock_timeout_option,
 )
 
-CHOICES = ("a", "b", "apply", "reject", "skip")
+CHOICES = ("a", "b", "both", "apply", "reject", "skip")
 
 
 @click.command("review")
@@ -29,12 +29,14 @@ def review_cmd(item_id: int | None, choice: str | None, lock_timeout: float, as_
     """Settle conflicts and detail-losing merges that wait for a human.
 
     With no arguments it asks about each item; `memcore review ID CHOICE` settles one
-    (A/B/skip for a conflict, apply/reject/skip for a merge); --json lists them.
+    (A/B/both/skip for a conflict, apply/reject/skip for a merge; "both" keeps both entries
+    as they are, journaled, and the pair is not proposed again); --json lists them.
 
     \b
     Examples:
       memcore review                       # ask about each waiting item
       memcore review 3 B                   # keep B of conflict 3
+      memcore review 4 both                # keep both entries of item 4
       memcore review --json
     """
     from memcore.dream import review
@@ -44,7 +46,7 @@ def review_cmd(item_id: int | None, choice: str | None, lock_timeout: float, as_
     if item_id is not None:
         if not choice:
             raise click.UsageError(
-                "give a choice: A, B or skip (conflict); apply, reject or skip (merge)"
+                "give a choice: A, B, both or skip (conflict); apply, reject or skip (merge)"
             )
         res = review.resolve(ws, item_id, choice, now=utcnow(), lock_timeout=lock_timeout)
         if as_json:
@@ -79,10 +81,12 @@ def review_cmd(item_id: int | None, choice: str | None, lock_timeout: float, as_
 
 def _describe(it: dict[str, Any]) -> str:
     if it["kind"] == "conflict":
+        hint = {"a": "keep A", "b": "keep B", "both": "keep both"}.get(it.get("suggested") or "")
         return (
             f'#{it["itemId"]} conflict — "{it["topic"]}" ({it["reason"]})\n'
             f"  A [{it['a']['id']}] {it['a']['text'][:100]}\n"
             f"  B [{it['b']['id']}] {it['b']['text'][:100]}"
+            + (f"\n  suggested: {hint}" if hint else "")
         )
     ids = " + ".join(f"[{x['id']}]" for x in [it["keeper"], *it["absorbed"]])
     return f'#{it["itemId"]} merge {ids}\n  → "{it["text"][:100]}"'
@@ -90,7 +94,7 @@ def _describe(it: dict[str, Any]) -> str:
 
 def _ask_item(it: dict[str, Any]) -> str:
     allowed = it["choices"]
-    suffix = " [A/B/skip] " if it["kind"] == "conflict" else " [apply/reject/skip] "
+    suffix = " [A/B/both/skip] " if it["kind"] == "conflict" else " [apply/reject/skip] "
     while True:
         answer = click.prompt("  Choice", default="skip", show_default=False, prompt_suffix=suffix)
         answer = answer.strip().lower()

@@ -105,7 +105,7 @@ def pending(
         for it in review.pending(ws):
             choices = list(it["choices"])
             if it["kind"] == "conflict":
-                choices = [c for c in choices if c != "skip"] + [review.KEEP_BOTH]
+                choices = [c for c in choices if c != "skip"]
             else:
                 choices = [c for c in choices if c != "skip"]
             items.append(

@@ -19,9 +19,11 @@ from memcore.errors import InputError
 from memcore.workspace.clock import iso_ms
 from memcore.workspace.core import Workspace
 
-CONFLICT_CHOICES = ("a", "b", "skip")
-#: Also accepted for a conflict (agents, scripts): dismiss it, keeping both entries.
+#: ``both``: keep both entries as they are (a qualifier makes both true, or nothing tells
+#: which is current); the decision is a journaled run and the pair is not proposed again.
 KEEP_BOTH = "both"
+CONFLICT_CHOICES = ("a", "b", KEEP_BOTH, "skip")
+#: ``reject`` (or ``both``) keeps the entries apart; the merge is not proposed again.
 MERGE_CHOICES = ("apply", "reject", "skip")
 
 
@@ -130,10 +132,12 @@ def resolve(
     lock_timeout: float | None = None,
 ) -> dict[str, Any]:
     """Settle one item: conflicts take ``a``/``b``/``both``/``skip``; merges
-    ``apply``/``reject``/``skip``.
+    ``apply``/``reject`` (or ``both``)/``skip``.
 
-    ``skip`` leaves it waiting; ``reject`` dismisses a merge and ``both`` a conflict (both
-    entries stay, and the pair is not proposed again); the others apply a journaled run.
+    ``skip`` leaves it waiting; ``both`` (``reject`` for a merge) keeps both entries as they
+    are and dismisses the item, so the pair is not proposed again: a journaled run that
+    changes no file (``memcore undo`` of it puts the item back in the queue); the others
+    apply a journaled run.
     An item whose entries changed since it was queued is marked obsolete and changes nothing.
     LockBusy when the workspace lock is not free within ``lock_timeout`` seconds.
     """
@@ -162,19 +166,17 @@ def _resolve(
         if item["status"] != "pending":
             raise InputError(f"review item {item_id} is already {item['status']}")
         allowed = item["choices"]
-        if choice == KEEP_BOTH and item["kind"] == "conflict":
-            mark(conn, item_id, "dismissed", choice, now)
-            return {"itemId": item_id, "status": "dismissed", "runId": None}
+        if choice == KEEP_BOTH and item["kind"] == "merge":
+            choice = "reject"  # a merge kept apart keeps both entries
         if choice not in allowed:
             raise InputError(
                 f"choice {choice!r} is not allowed for a {item['kind']}; "
-                f"allowed: {', '.join(allowed)}"
+                f"allowed: {', '.join(allowed)}" + (", both" if item["kind"] == "merge" else "")
             )
         if choice == "skip":
             return {"itemId": item_id, "status": "pending", "runId": None}
-        if choice == "reject":
-            mark(conn, item_id, "dismissed", choice, now)
-            return {"itemId": item_id, "status": "dismissed", "runId": None}
+        if choice in (KEEP_BOTH, "reject"):
+            return _keep_both(ws, conn, item, choice, now=now, trigger=trigger)
         ops: list[Op]
         if item["kind"] == "conflict":
             loser = item["b"] if choice == "a" else item["a"]
@@ -206,6 +208,7 @@ def _resolve(
         counters = {
             "merged": len(item.get("absorbed", [])),
             "conflictsResolved": int(item["kind"] == "conflict"),
+            "reviewItem": item_id,
         }
         try:
             apply_ops(
@@ -227,3 +230,60 @@ def _resolve(
             ) from None
         mark(conn, item_id, "resolved", choice, now)
         return {"itemId": item_id, "status": "resolved", "runId": run_id}
+
+
+def _entry_ids(item: dict[str, Any]) -> list[str]:
+    if item["kind"] == "conflict":
+        return [item["a"]["id"], item["b"]["id"]]
+    return [item["keeper"]["id"], *(a["id"] for a in item["absorbed"])]
+
+
+def _keep_both(
+    ws: Workspace,
+    conn: sqlite3.Connection,
+    item: dict[str, Any],
+    choice: str,
+    *,
+    now: datetime,
+    trigger: str,
+) -> dict[str, Any]:
+    """Keep every entry of ``item`` as it is: the item is dismissed (never queued again while
+    the entries keep their text) by a journaled run that writes no file; undoing that run
+    puts the item back in the queue."""
+    from memcore.journal import runs as journal
+    from memcore.journal import wal
+
+    item_id = int(item["itemId"])
+    run_id = journal.new_run_id(now)
+    ids = _entry_ids(item)
+
+    def finish(c: sqlite3.Connection) -> None:
+        mark(c, item_id, "dismissed", choice, now)
+
+    wal.commit_run(
+        ws,
+        conn,
+        wal.RunSpec(
+            run_id,
+            "review",
+            "review",
+            now,
+            trigger,
+            counters={"keptBoth": len(ids), "reviewItem": item_id, "entries": ids},
+        ),
+        {},
+        finish=finish,
+    )
+    return {"itemId": item_id, "status": "dismissed", "runId": run_id}
+
+
+def reopen(conn: sqlite3.Connection, counters: dict[str, Any]) -> None:
+    """Put the review item a decision run settled back in the queue (when that run is
+    undone)."""
+    item_id = counters.get("reviewItem")
+    if isinstance(item_id, int):
+        conn.execute(
+            "UPDATE dream_review SET status = 'pending', resolution = NULL, resolved_at = NULL"
+            " WHERE item_id = ? AND status IN ('resolved', 'dismissed')",
+            (item_id,),
+        )

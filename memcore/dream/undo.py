@@ -19,12 +19,13 @@ sidecar; ``[dreaming] max_entries`` is raised to fit, or the next record would d
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from memcore.dream import tables
+from memcore.dream import review, tables
 from memcore.errors import InputError, UndoConflict
 from memcore.journal import runs as journal
 from memcore.journal import wal
@@ -38,6 +39,14 @@ from memcore.workspace.entries import Document, content_hash, insert_at, parse, 
 #: Heading of the section ``memcore.promote`` appends (kept in step with promote.SECTION_PREFIX).
 PROMOTED_SECTION = "## Promoted From Short-Term Memory"
 _TOP_HEADING_RE = re.compile(r"#{1,2}\s")
+
+
+def _counters(text: str | None) -> dict[str, Any]:
+    try:
+        value = json.loads(text or "{}")
+    except (ValueError, TypeError):
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 def _same(a: str | None, b: str | None) -> bool:
@@ -445,6 +454,8 @@ def undo_run(
                 "UPDATE dream_runs SET status = 'undone', undone_by = ? WHERE run_id = ?",
                 (undo_id, rid),
             )
+            if row["kind"] == "review":  # the decision is undone: the item waits again
+                review.reopen(c, _counters(row["counters"]))
             if row["kind"] == "undo" and row["undo_of"]:
                 c.execute(
                     "UPDATE dream_runs SET status = 'applied', undone_by = NULL WHERE run_id = ?",

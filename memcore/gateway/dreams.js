@@ -266,11 +266,13 @@
   // -- review queue --------------------------------------------------------------------
 
   const CHOICE_LABELS = {
-    a: "Keep A", b: "Keep B", apply: "Apply merge", reject: "Reject", skip: "Skip",
+    a: "Keep A", b: "Keep B", both: "Keep both", apply: "Apply merge", reject: "Reject",
+    skip: "Skip",
   };
   const CHOICE_TITLES = {
     a: "keep A; B leaves MEMORY.md (journaled, undoable)",
     b: "keep B; A leaves MEMORY.md (journaled, undoable)",
+    both: "keep both entries as they are; this pair is not proposed again (journaled, undoable)",
     apply: "replace the entries with the combined text (journaled, undoable)",
     reject: "keep the entries apart; this merge is not proposed again",
     skip: "decide later; the item keeps waiting",
