@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench" / "eval"))
 
-from pairs_ws import NEAR, PairTruth, build_pairs  # noqa: E402
+from pairs_ws import NEAR, PairTruth, _scope, build_pairs  # noqa: E402
 
 from memcore.dream import cycle, review, tables  # noqa: E402
 from memcore.dream import plan as planning  # noqa: E402
@@ -104,8 +104,15 @@ def run(split: str, backend: str) -> dict[str, Any]:
             )
         wall = time.perf_counter() - t0
         labelled = set(truth.pairs)
-        # a cross-scope pair states one fact in two scopes: it must never merge (the scope
-        # wall), so it is no merge to find (a merge of it counts against precision)
+        # A cross-scope pair states one fact in two scopes: it must never merge (the scope
+        # wall), so it is no merge to find, and a merge of it counts against precision. One
+        # MEMORY.md has one project scope, so two project memories ("project:quill" /
+        # "project:atlas") land in the same scope here: such a pair is not scored at all.
+        blind = {
+            k
+            for k, r in truth.pairs.items()
+            if r["category"] == "cross-scope" and _scope(r["a"]["scope"]) == _scope(r["b"]["scope"])
+        }
         same = {
             k
             for k, r in truth.pairs.items()
@@ -113,8 +120,8 @@ def run(split: str, backend: str) -> dict[str, Any]:
         }
         contra = {k for k, r in truth.pairs.items() if r["label"] in ("supersedes", "conflict")}
         near = {k for k, r in truth.pairs.items() if r["category"] in NEAR}
-        merged = _pairs([[m.keeper, *m.absorbed] for m in plan.merges])
-        auto = _pairs([[m.keeper, *m.absorbed] for m in plan.auto_merges()])
+        merged = _pairs([[m.keeper, *m.absorbed] for m in plan.merges]) - blind
+        auto = _pairs([[m.keeper, *m.absorbed] for m in plan.auto_merges()]) - blind
         flagged = {frozenset((x.newer, x.older)) for x in plan.supersedes}
         flagged |= {frozenset((c.a, c.b)) for c in plan.conflicts}
         out: dict[str, Any] = {
