@@ -158,13 +158,14 @@ class AnalysisCache:
         fp = _tables(analyzer)
         unique = list(dict.fromkeys(texts))
         keys = [_key(fp, analyzer, t) for t in unique]
-        rows = []
+        rows: list[tuple[str, bytes]] = []
         try:
             for t, key in zip(unique, keys, strict=True):
                 if t not in self._loaded:
                     rows.append((key, _encode(analyzer.analyse(t))))
         except _Unstorable:
             return 0
+        rows.sort(key=lambda r: r[0])  # in key order: the B-tree is filled front to back
         keep = json.dumps(keys)
         own_tx = not self.conn.in_transaction
         if own_tx:
@@ -174,9 +175,8 @@ class AnalysisCache:
                 "DELETE FROM judge_analyses WHERE key NOT IN (SELECT value FROM json_each(?))",
                 (keep,),
             )
-            self.conn.executemany(  # in key order: the B-tree is filled front to back
-                "INSERT OR REPLACE INTO judge_analyses (key, data) VALUES (?, ?)",
-                sorted(rows, key=lambda r: r[0]),
+            self.conn.executemany(
+                "INSERT OR REPLACE INTO judge_analyses (key, data) VALUES (?, ?)", rows
             )
         except BaseException:
             if own_tx:

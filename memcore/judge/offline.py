@@ -283,9 +283,9 @@ def decide(c: Comparison, th: Thresholds, newer_by_date: bool) -> tuple[Verdict,
         if conflicts and framed:
             return Verdict.SUPERSEDES, f"newer entry says '{why}' with a new value", 0.65, True
     # 3. one value swapped in a shared statement
-    swapped = aligned() if framed else []
-    if swapped:
-        va, vb, k = swapped[0]
+    one_swap = aligned() if framed else []
+    if one_swap:
+        va, vb, k = one_swap[0]
         others = [
             s
             for s in short_swaps()
