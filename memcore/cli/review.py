@@ -37,7 +37,6 @@ def review_cmd(item_id: int | None, choice: str | None, lock_timeout: float, as_
       memcore review                       # ask about each waiting item
       memcore review 3 B                   # keep B of conflict 3
       memcore review 4 both                # keep both entries of item 4
-      memcore review --json
     """
     from memcore.dream import review
     from memcore.workspace.clock import utcnow
