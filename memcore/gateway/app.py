@@ -287,7 +287,7 @@ async def commands_route(gw: Gateway, request: Request) -> Response:
     return _json({"reply": reply, "workspace": s.name})
 
 
-REVIEW_CHOICES = ("a", "b", "apply", "reject", "skip")
+REVIEW_CHOICES = ("a", "b", "both", "apply", "reject", "skip")
 
 
 async def review_resolve(gw: Gateway, request: Request) -> Response:
