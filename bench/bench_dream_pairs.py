@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import itertools
+import re
 import shutil
 import sys
 import tempfile
@@ -70,15 +72,20 @@ def _unanswerable(truth: PairTruth, text: str) -> dict[str, int]:
     return dict(sorted(out.items(), key=lambda kv: -kv[1]))
 
 
-def _digits(detail: str) -> str:
-    """The detail with its counts written as words in digits ("four steps" -> "4 steps")."""
-    return " ".join(str(NUMBER_WORDS.get(w, w)) for w in detail.casefold().split())
+_WORD_RE = re.compile(r"\b[^\W\d_]+\b")
+
+
+@functools.lru_cache(maxsize=64)
+def _digits(text: str) -> str:
+    """The text with its counts written as words in digits ("four steps" -> "4 steps")."""
+    return _WORD_RE.sub(lambda m: str(NUMBER_WORDS.get(m.group(0), m.group(0))), text.casefold())
 
 
 def kept(detail: str, low: str) -> bool:
-    """A labelled detail is still in ``low`` (casefolded text): as written, or with its
-    counts in digits (a merge that writes "eight" as "8" keeps the fact)."""
-    return detail.casefold() in low or _digits(detail) in low
+    """A labelled detail is still in ``low`` (casefolded text): as written, or with counts
+    in digits on both sides (a merge that writes "eight" as "8", or keeps "twelve" where the
+    label says "12", keeps the fact)."""
+    return detail.casefold() in low or _digits(detail) in _digits(low)
 
 
 def _details_kept(truth: PairTruth, text: str, which: set[frozenset[str]]) -> float:
@@ -153,6 +160,13 @@ def run(split: str, backend: str) -> dict[str, Any]:
             "same_missed": [
                 (truth.pairs[k]["category"], *(tx[x] for x in sorted(k)))
                 for k in sorted(same - merged, key=sorted)
+            ],
+            "contra_missed": [
+                (truth.pairs[k]["category"], *(tx[x] for x in sorted(k)))
+                for k in sorted(contra - flagged, key=sorted)
+            ],
+            "wrong_merges": [
+                tuple(tx[x] for x in sorted(k)) for k in sorted(merged - same, key=sorted)
             ],
             "lost": [],
         }

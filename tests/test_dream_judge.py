@@ -110,7 +110,7 @@ def test_second_run_reads_verdicts_from_the_cache(ws: Workspace) -> None:
         cached = conn.execute("SELECT count(*) FROM judge_verdicts").fetchone()[0]
     assert cached >= 1
     plan = cycle.preview(ws, now=NOW)
-    assert plan.candidates == cached and plan.judge.startswith("offline-2+")
+    assert plan.candidates == cached and plan.judge.startswith("offline-3+")
 
 
 def test_same_day_conflict_suggests_keeping_both(ws: Workspace) -> None:

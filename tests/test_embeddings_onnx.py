@@ -72,7 +72,7 @@ def test_dream_plan_with_minilm_backend(tmp_path) -> None:  # type: ignore[no-un
         encoding="utf-8",
     )
     plan = cycle.preview(Workspace(root), now=datetime(2026, 11, 30, tzinfo=UTC))
-    assert plan.backend == "minilm-l6-int8" and plan.judge == "offline-2+minilm-l6-int8"
+    assert plan.backend == "minilm-l6-int8" and plan.judge == "offline-3+minilm-l6-int8"
     assert len(plan.merges) == 1
 
 

@@ -102,6 +102,59 @@ PAIRS: list[tuple[str, str, str, str, str]] = [
         "2026-01-02",
         "unrelated",
     ),
+    # a context qualifier (personal / work) makes both true; "MIT" is no German stop word
+    (
+        "The user releases personal projects under MIT.",
+        "The user releases work projects under BSD-3-Clause.",
+        "2026-01-02",
+        "2026-01-02",
+        "related",
+    ),
+    # two schedules, one on each side: two facts, not one statement with an added detail
+    (
+        "Kestrel's canary ring gets new builds on Tuesdays.",
+        "Kestrel's broad ring gets new builds ten days after the canary.",
+        "2026-01-02",
+        "2026-01-02",
+        "related",
+    ),
+    # the change names an old value of another thing of the same owner: nothing superseded
+    (
+        "Kestrel's 2024 postmortems are archived in Notion.",
+        "Kestrel's playbooks moved from Notion to the docs/playbooks folder.",
+        "2026-01-02",
+        "2026-03-02",
+        "related",
+    ),
+    (
+        "Kestrel's playbooks live in the ops space in Notion.",
+        "Kestrel's playbooks moved from Notion to the docs/playbooks folder.",
+        "2026-01-02",
+        "2026-03-02",
+        "supersedes",
+    ),
+    # common abbreviations, and a type word leading one of them
+    (
+        "Kestrel's machine learning engineers own the model registry.",
+        "Kestrel's MLEs own the model registry.",
+        "2026-01-02",
+        "2026-02-02",
+        "same",
+    ),
+    (
+        "Kestrel pushes over-the-air updates through CloudFront.",
+        "Kestrel pushes OTA updates through CloudFront.",
+        "2026-01-02",
+        "2026-02-02",
+        "same",
+    ),
+    (
+        "Decided: Kestrel release notes get a dated line at the end of the changelog.",
+        "Kestrel release notes get a dated line at the end of the changelog.",
+        "2026-01-02",
+        "2026-02-02",
+        "same",
+    ),
 ]
 
 
@@ -147,3 +200,36 @@ def test_embedder_is_a_parameter_and_part_of_the_judge_id() -> None:
     a = EntryView("a", "Kestrel keeps four replicas.", created_at="2026-01-01")
     b = EntryView("b", "Kestrel keeps 4 replicas.", created_at="2026-01-02")
     assert j.judge([(a, b)])[0].verdict is Verdict.SAME
+
+
+def test_two_names_in_one_place_are_an_uncertain_flag(judge: OfflineJudge) -> None:
+    """ "runs NixOS" / "runs containers with Podman": the swapped names may be two things (an
+    OS and a container tool), so the flag is below the confidence that suggests archiving."""
+    a = EntryView("a", "Kestrel's build box runs NixOS.", scope="project", created_at="2026-01-02")
+    b = EntryView(
+        "b",
+        "On Kestrel's build box the team runs containers with Podman.",
+        scope="project",
+        created_at="2026-03-02",
+    )
+    j = OfflineJudge(analyzer=Analyzer.for_texts([a.text, b.text])).judge([(a, b)])[0]
+    assert j.verdict in (Verdict.SUPERSEDES, Verdict.CONFLICT, Verdict.RELATED), j.reason
+    assert j.confidence < 0.7, j.reason
+
+
+def test_a_change_in_another_language_supersedes_instead_of_merging() -> None:
+    a = EntryView(
+        "a",
+        "Kestrel exports its metrics to metrics.kestrel.internal.",
+        scope="project",
+        created_at="2026-01-02",
+    )
+    b = EntryView(
+        "b",
+        "Kestrel exporte désormais ses métriques vers metrics.kestrel.internal.",
+        scope="project",
+        created_at="2026-03-02",
+    )
+    j = OfflineJudge(analyzer=Analyzer.for_texts([a.text, b.text])).judge([(a, b)])[0]
+    assert j.verdict is Verdict.SUPERSEDES and j.newer == "b", j.reason
+    assert j.confidence < 0.7  # across languages: a review item that suggests keeping both

@@ -71,7 +71,7 @@ class Plan:
     doc: Document
     metas: dict[str, Meta]
     backend: str
-    judge: str = ""  # the judge's id (offline-2+hashing-v1-4096, model-1+name, ...)
+    judge: str = ""  # the judge's id (offline-3+hashing-v1-4096, model-1+name, ...)
     promotions: list[dict[str, Any]] = field(default_factory=list)
     merges: list[MergeProposal] = field(default_factory=list)
     supersedes: list[SupersedeProposal] = field(default_factory=list)

@@ -109,6 +109,12 @@ _CHANGE_OBJECT_RE = re.compile(
     r"(?:gone|removed|dropped|retired|deprecated|cancell?ed|frozen|replaced|sunset)\b",
     re.IGNORECASE,
 )
+_TYPE_LEAD_RE = re.compile(
+    r"^\s*(?:(?:decided|decision|learned(?: the hard way)?|lessons?(?: learned)?|note|summary"
+    r"|todo|fyi|reminder|tip|convention|preference|fact)\s*:\s*"
+    r"|(?:decided|learned|noted|remember)\s+that\s+)",
+    re.IGNORECASE,
+)
 # every alternative of _CHANGE_OBJECT_RE needs one of these words (a cheap test first: the
 # full pattern backtracks at every word of the text)
 _CHANGE_OBJECT_HINT_RE = re.compile(
@@ -182,8 +188,25 @@ _Q: list[tuple[str, str, str]] = [
     ("us|usa|north america", "region", "us"),
     ("uk|british", "region", "uk"),
     ("apac|asia", "region", "apac"),
-    ("work laptop|work machine|work computer", "device", "work"),
-    ("personal laptop|personal machine|home machine|home laptop", "device", "personal"),
+    ("work laptop|work machine|work computer|work desktop|work pc", "device", "work"),
+    (
+        "personal laptop|personal machine|home machine|home laptop|home desktop|home computer"
+        "|home pc",
+        "device",
+        "personal",
+    ),
+    (
+        "personal project|personal projects|side project|side projects|hobby project"
+        "|hobby projects|personal repos|personal repositories|personal code",
+        "context",
+        "personal",
+    ),
+    (
+        "work project|work projects|at work|work repos|work repositories|work code"
+        "|client project|client projects|company projects",
+        "context",
+        "work",
+    ),
     ("pull_request build|pull_request builds", "build", "pr"),
     ("nightly build|nightly builds", "build", "nightly"),
     ("release build|release builds", "build", "release"),
@@ -342,6 +365,11 @@ def _canon_word(word: str) -> str:
     return _SYN.get(s, s)
 
 
+def canon_word(word: str) -> str:
+    """A word as it stands in an analysis's tokens (stemmed, synonyms mapped)."""
+    return _canon_word(word)
+
+
 @lru_cache(maxsize=65536)
 def detect_lang(text: str) -> str:
     """en, fr, de, es, zh, ja or other: script first, then the most frequent stop words."""
@@ -459,7 +487,9 @@ class Analyzer:
 
     def _analyse(self, text: str) -> Analysis:
         lang = detect_lang(text)
-        toks = raw_tokens(text)  # (kind, surface)
+        # what the entry says, without a leading "Decided:" / "Learned that": the same fact
+        # kept as a decision and as a fact says the same thing
+        toks = raw_tokens(_TYPE_LEAD_RE.sub("", text, count=1))  # (kind, surface)
         values: list[Value] = []
         names: set[str] = set()
         seq: list[str] = []  # lower-case words and value tokens, before aliases
@@ -563,7 +593,7 @@ class Analyzer:
                 is_name = (
                     surf[0].isupper()
                     and base not in STOP
-                    and base not in OTHER_STOP
+                    and (base not in OTHER_STOP or (acronym and lang != "de"))
                     and base not in NUMBER_WORDS
                     and (base,) not in self.aliases.phrases
                     and (not at_start or base in self.names or low.endswith("'s"))

@@ -31,6 +31,7 @@ embedder's id so the verdict cache never mixes configurations.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
@@ -41,12 +42,13 @@ import numpy as np
 from memcore.judge import slots
 from memcore.judge.aliases import words, wordset
 from memcore.judge.analysis import WEAK_KINDS, Analysis, Analyzer, Value, stem
+from memcore.judge.analysis import canon_word as _canon_stem
 from memcore.judge.features import close_to_any, squash_value
 from memcore.judge.parallel import split_map
 from memcore.judge.protocol import Embeds, EntryView, Judgement, Pair, Verdict
 from memcore.judge.subject import name_covered, name_stems, names_disjoint, subjects_differ
 
-VERSION = "offline-2"
+VERSION = "offline-3"
 
 
 @dataclass(frozen=True)
@@ -199,6 +201,40 @@ _WEAK_CHANGE = frozenset(
 
 
 _UNNAMED = " (only one side names what it is about)"
+_TWO_NAMES = " (two names: they may name two things)"
+
+
+_POSSESSED_RE = re.compile(r"\b[\w-]+['’]s\s+(?:\d[\w.]*\s+)?([^\W\d_][\w-]*)")
+
+
+def _possessed(an: Analysis) -> str:
+    """The stem of the first thing an entry's owner has ("Dovetail's 2023 postmortems":
+    postmortem), or ""."""
+    m = _POSSESSED_RE.search(an.text)
+    return _canon_stem(m.group(1)) if m else ""
+
+
+def _other_things(a: Analysis, b: Analysis, named: set[str]) -> bool:
+    """Both entries say what of their owner they are about, two different things, and
+    neither names the other's ("Dovetail's runbooks moved from Confluence" says nothing of
+    "Dovetail's 2023 postmortems are archived in Confluence")."""
+    del named
+    pa, pb = _possessed(a), _possessed(b)
+    return bool(pa) and bool(pb) and pa != pb and pa not in b.tokens and pb not in a.tokens
+
+
+def _timing(v: Value) -> bool:
+    """A value that says when or how often: a duration, a time of day, a weekday."""
+    if v.kind == "time":
+        return True
+    if v.kind == "num":
+        return slots.dim(v) == "duration"
+    return v.kind == "name" and stem(v.norm) in _WEEKDAYS
+
+
+_WEEKDAYS = frozenset(
+    stem(w) for w in words("monday tuesday wednesday thursday friday saturday sunday")
+)
 
 
 def decide(c: Comparison, th: Thresholds, newer_by_date: bool) -> tuple[Verdict, str, float, bool]:
@@ -244,6 +280,8 @@ def decide(c: Comparison, th: Thresholds, newer_by_date: bool) -> tuple[Verdict,
         v.kind in ("ident", "path", "url", "code", "time") for v in c.named_old_values
     )
     pointed = [v for v in c.named_old_values if slots.points_at(v, b.change_objects, a)]
+    if pointed and not attr_other and _other_things(a, b, named):
+        pointed = []  # "runbooks moved from Confluence" says nothing of "postmortems in it"
     same_attribute = (
         len(attr_other) >= 2
         or bool(pointed)
@@ -317,6 +355,10 @@ def decide(c: Comparison, th: Thresholds, newer_by_date: bool) -> tuple[Verdict,
         swapped = {stem(va.norm), stem(vb.norm)}
         one_named = (name_stems(a) - swapped) ^ (name_stems(b) - swapped)
         sure, why = (0.6, _UNNAMED) if one_named else (0.7, "")
+        if not one_named and va.kind == "name" and vb.kind == "name":
+            # "runs NixOS" / "runs containers with Podman", "rev B" / "rev C": two names in
+            # one place may be two things (an OS and a tool, two boards), not a replacement
+            sure, why = 0.65, _TWO_NAMES
         if newer_by_date and slots.moves_forward(va, vb):
             return Verdict.SUPERSEDES, f"newer value {vb.raw} replaces {va.raw}{why}", sure, True
         return Verdict.CONFLICT, f"differing values: {va.raw} vs {vb.raw}{why}", sure, newer_by_date
@@ -355,9 +397,17 @@ def decide(c: Comparison, th: Thresholds, newer_by_date: bool) -> tuple[Verdict,
         same = c.jaccard >= th.same_overlap or (
             c.jaccard >= 0.25 and sim >= th.same_sim and bounded
         )
+        lone = [v for v in c.vals_a + c.vals_b if v.kind in ("ident", "path", "url", "code")]
+        if same and lone and c.jaccard < th.same_overlap + 0.1 and sim < th.same_sim:
+            same = False  # "the UI is at registry.x" / "MLEs own the registry": two facts
     if same and a.names and b.names and not a.subject & b.subject and not c.shared_vals:
         same = False  # two named subjects with nothing named in common
     replaced = slots.replaced_detail(c) if same else None
+    if same and not replaced:
+        ta = [v for v in c.vals_a if _timing(v)]
+        tb = [v for v in c.vals_b if _timing(v)]
+        if ta and tb:  # "on Mondays" / "two weeks after beta": two schedules
+            replaced = (ta[0].raw, tb[0].raw)
     if replaced:
         return (
             Verdict.RELATED,
@@ -415,6 +465,11 @@ def _cross_language(c: Comparison, th: Thresholds) -> tuple[Verdict, str, float,
     multilingual = th.cross_sim <= 1.0 and c.sim is not None
     if multilingual and sim < th.cross_sim - 0.12:
         enough = False  # the multilingual embedder sees two different statements
+    if (enough or sim >= th.cross_sim) and c.change:
+        # "préfère désormais ... en français" after "wants ... in English": a change, not a
+        # restatement (uncertain across languages: the review item suggests keeping both)
+        why = ", ".join(sorted(c.change))
+        return Verdict.SUPERSEDES, f"{langs}: the newer entry says '{why}'", 0.55, True
     if enough or sim >= th.cross_sim:
         return Verdict.SAME, f"{langs}: the same details in two languages", 0.6, False
     if c.shared_vals:
