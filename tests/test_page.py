@@ -154,7 +154,8 @@ def test_page_review_sessions_and_health(ws: Workspace, page_factory) -> None:
         expect(page.locator(".review-item[data-kind='merge']")).to_have_count(1)
         assert PORT_OLD in conflict.inner_text() and PORT_NEW in conflict.inner_text()
         assert "8080" in conflict.locator(".reason").inner_text()
-        assert conflict.locator("button[data-choice]").count() == 3
+        assert conflict.locator("button[data-choice]").count() == 4  # A, B, keep both, skip
+        assert conflict.locator("button[data-choice='both']").inner_text() == "Keep both"
 
         report = page.locator("#sessions")
         expect(report.locator("dd.read")).to_contain_text("alpha")
