@@ -19,7 +19,6 @@ sidecar; ``[dreaming] max_entries`` is raised to fit, or the next record would d
 
 from __future__ import annotations
 
-import json
 import re
 from datetime import datetime
 from pathlib import Path
@@ -39,14 +38,6 @@ from memcore.workspace.entries import Document, content_hash, insert_at, parse, 
 #: Heading of the section ``memcore.promote`` appends (kept in step with promote.SECTION_PREFIX).
 PROMOTED_SECTION = "## Promoted From Short-Term Memory"
 _TOP_HEADING_RE = re.compile(r"#{1,2}\s")
-
-
-def _counters(text: str | None) -> dict[str, Any]:
-    try:
-        value = json.loads(text or "{}")
-    except (ValueError, TypeError):
-        return {}
-    return value if isinstance(value, dict) else {}
 
 
 def _same(a: str | None, b: str | None) -> bool:
@@ -455,7 +446,7 @@ def undo_run(
                 (undo_id, rid),
             )
             if row["kind"] == "review":  # the decision is undone: the item waits again
-                review.reopen(c, _counters(row["counters"]))
+                review.reopen(c, _counters(row))
             if row["kind"] == "undo" and row["undo_of"]:
                 c.execute(
                     "UPDATE dream_runs SET status = 'applied', undone_by = NULL WHERE run_id = ?",
