@@ -166,6 +166,7 @@ def candidates(
     import numpy as np
 
     from memcore.search import dense as dense_mod
+    from memcore.search.embeddings.combined import embed_query
     from memcore.search.embeddings.hashing import idf_from_df, raw_features
     from memcore.search.fusion import calibration_for
     from memcore.search.fuzzy import correct
@@ -221,7 +222,7 @@ def candidates(
         got = dense_mod.dense_matrix(conn, embedder.dim)
         if got is not None:
             ids = got[0]
-            qvec = np.asarray(embedder.embed([query]), dtype=np.float32)[0]
+            qvec = embed_query(embedder, query)  # shared with concurrent searches
             floor = calibration_for(str(embedder.id)).dense_floor
             near, sims = dense_mod.nearest(got, qvec)
             near = {cid: c for cid, c in near.items() if c >= floor}

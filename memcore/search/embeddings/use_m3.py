@@ -270,10 +270,16 @@ def _flat_batches(groups: list[list[int]]) -> Iterator[tuple[int, int]]:
         yield lo, len(groups)
 
 
+_LOAD_LOCK = threading.Lock()
+
+
 def create_embedder() -> UseM3Embedder:
     """The registry's factory (``get_embedder("use-m3")``): loaded once per process (about
-    100 MB and a second or two), then shared."""
-    return _loaded(str(resources_dir()))
+    100 MB and a second or two), then shared. Threads asking at once (a server's first
+    searches) wait for the one load instead of each loading a copy."""
+    folder = str(resources_dir())
+    with _LOAD_LOCK:
+        return _loaded(folder)
 
 
 @lru_cache(maxsize=1)
