@@ -29,6 +29,7 @@ from memcore.gateway.scheduler import Scheduler, in_daemon_thread
 from memcore.gateway.security import Guard, Schema, read_json
 from memcore.gateway.workspaces import Served, pick
 from memcore.schedule import jobs as schedule
+from memcore.search.recorder import BatchRecorder
 from memcore.workspace.clock import utcnow
 from memcore.workspace.jsonkeys import camel_keys
 
@@ -65,7 +66,20 @@ class Gateway:
         # Searches get threads of their own: 200 queued searches never delay a status poll or
         # the page, which use the loop's default executor.
         self.search_pool = ThreadPoolExecutor(SEARCH_WORKERS, thread_name_prefix="memcore-search")
+        # Searches hand their hits to one writer that records them in batches (one append,
+        # one fold per batch): a search answers without waiting for the store rewrite.
+        self.recorder = BatchRecorder()
         scheduler.after_run = lambda ws: api.sizes_snapshot(ws, utcnow())
+
+    def warm_up(self) -> None:
+        """Load the served workspaces' search models now (in the background at start), so
+        the first searches do not all wait for a model load. The index is left to the
+        first search (building a big one at every start would cost a lot of CPU)."""
+        from memcore.search.query import search_embedder
+
+        for s in self.served:
+            if s.ws.root.is_dir():
+                search_embedder(s.ws)  # falls back to hashing (said at search) on a problem
 
     def pick(self, request: Request, body: dict[str, Any] | None = None) -> Served:
         """The workspace a request names; WorkspaceError (422) when its folder vanished, so no
@@ -261,9 +275,10 @@ async def search_route(gw: Gateway, request: Request) -> Response:
     from memcore.search.query import search
 
     # No per-workspace queue: searches of one workspace run side by side (WAL readers never
-    # wait for the index writer; hits go to the lock-free recall log, folded when the lock
-    # is free), so one slow search or a dream run holding the lock never stalls the others.
-    run = functools.partial(search, s.ws, query, limit=limit, now=utcnow())
+    # wait for the index writer) and hand their hits to the batch recorder (one writer,
+    # folded when the lock is free), so neither a slow search, the store rewrite nor a dream
+    # run holding the lock stalls the others.
+    run = functools.partial(search, s.ws, query, limit=limit, now=utcnow(), recorder=gw.recorder)
     res = await asyncio.get_running_loop().run_in_executor(gw.search_pool, run)
     out = res.to_json()
     out["recorded"] = res.recorded
@@ -404,11 +419,14 @@ def create_app(gw: Gateway) -> Starlette:
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         await gw.scheduler.start()
+        asyncio.get_running_loop().run_in_executor(gw.search_pool, gw.warm_up)
         try:
             yield
         finally:
             await gw.scheduler.stop()
             gw.search_pool.shutdown(wait=False, cancel_futures=True)
+            # every recall a search accepted is written before the gateway stops
+            await asyncio.to_thread(gw.recorder.close, gw.scheduler.shutdown_grace)
 
     routes = [
         r("/", page, "GET"),

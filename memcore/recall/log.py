@@ -99,6 +99,24 @@ def append(ws: Workspace, at: str, query_hash: str, origin: str, hits: list[Hit]
         raise StoreError(f"cannot record recalls in {path}: {exc.strerror or exc}") from None
 
 
+def append_events(ws: Workspace, events: Iterable[Event]) -> None:
+    """Append many search calls' hits to the log in one write (a batch recorder's group
+    commit: one open, one shared flock, one ``write`` for the whole batch). Every line still
+    starts with a newline, so a write torn by a full disk loses only its last line's parse
+    and never merges two lines. Raises StoreError like :func:`append`."""
+    path = log_path(ws)
+    data = b"".join(
+        line for ev in events for line in encode(ev.at, ev.query_hash, ev.origin, list(ev.hits))
+    )
+    if not data:
+        return
+    try:
+        ws.ensure_dreams_dir()
+        _append_bytes(path, data)
+    except OSError as exc:
+        raise StoreError(f"cannot record recalls in {path}: {exc.strerror or exc}") from None
+
+
 def _append_bytes(path: Path, data: bytes) -> None:
     """One O_APPEND write to the log file that ``path`` names at the moment of writing.
 

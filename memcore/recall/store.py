@@ -264,15 +264,48 @@ def record_recalls(
     results and StoreError when the log cannot be written.
     """
     now = now or utcnow()
+    event = recall_event(ws, query, results, now=now, origin=origin)
+    if event is None:
+        return RecordResult(0, [])
+    return record_events(
+        ws, [event], now=now, max_entries=max_entries, protect=protect, lock_timeout=lock_timeout
+    )
+
+
+def recall_event(
+    ws: Workspace, query: str, results: Iterable[Any], *, now: datetime, origin: str
+) -> recall_log.Event | None:
+    """One search call's eligible hits as a recall-log event, validated but not written (None
+    when nothing is eligible). Raises InputError for bad results or an unknown ``origin``."""
     if origin not in ORIGINS:
         raise InputError(f"origin {origin!r} is not allowed; allowed: {', '.join(ORIGINS)}")
     if not query.strip():
-        return RecordResult(0, [])
+        return None
     hits = parse_hits(ws, results)
     if not hits:
+        return None
+    return recall_log.Event(iso_ms(now), query_hash(query), origin, tuple(hits))
+
+
+def record_events(
+    ws: Workspace,
+    events: list[recall_log.Event],
+    *,
+    now: datetime,
+    max_entries: int | None = None,
+    protect: Callable[[dict[str, Any]], bool] | None = None,
+    lock_timeout: float | None = 0.0,
+) -> RecordResult:
+    """Record search calls' events (see :func:`recall_event`): one append to the recall log
+    for all of them, then one fold into the store if the lock is free within
+    ``lock_timeout`` seconds. Many events in one call is a group commit: one write and one
+    store rewrite for a whole batch of searches. Raises StoreError when the log cannot be
+    written (nothing of the batch was recorded then)."""
+    if not events:
         return RecordResult(0, [])
-    recall_log.append(ws, iso_ms(now), query_hash(query), origin, hits)
-    out = RecordResult(len(hits), [h.key for h in hits])
+    recall_log.append_events(ws, events)
+    keys = [h.key for ev in events for h in ev.hits]
+    out = RecordResult(len(keys), keys)
     try:
         with ws.lock(lock_timeout or 0.0), db.busy_timeout(FOLD_BUSY_MS), db.check_deferred():
             fold = fold_pending(ws, now, max_entries=max_entries, protect=protect)

@@ -46,7 +46,9 @@ from memcore.workspace.core import Workspace
 from memcore.workspace.progress import Progress
 
 if TYPE_CHECKING:
+    from memcore.recall.log import Event
     from memcore.search.embeddings import Embedder
+    from memcore.search.recorder import BatchRecorder
     from memcore.workspace.config import DreamingSettings
 
 __all__ = [
@@ -384,6 +386,7 @@ def search(
     lock_timeout: float = RECORD_LOCK_TIMEOUT,
     origin: str = "interactive",
     progress: Progress | None = None,
+    recorder: BatchRecorder | None = None,
 ) -> SearchResult:
     """Update the index, search it, and record eligible hits in the recall store.
 
@@ -393,7 +396,9 @@ def search(
     recall log takes the hits); its failure (an unwritable folder, an invalid config...) is
     logged, kept in ``recall-errors.json`` and returned in ``record_error``; the hits are
     returned regardless. ``origin`` says what issued the search (entries.ORIGINS);
-    ``progress`` follows the index update (see ``update_index``).
+    ``progress`` follows the index update (see ``update_index``). With a ``recorder``
+    (a long-lived server) the hits are handed to it and written in its next batch; the search
+    does not wait for that (``record_error`` is then the workspace's last batch failure).
     """
     from memcore.workspace.clock import utcnow
 
@@ -407,13 +412,82 @@ def search(
         report, results = _search_in_memory(ws, query, limit, progress)
     warnings.extend(f"skipped {path}: {reason}" for path, reason in report.skipped)
     out = SearchResult(query=query, results=results, warnings=warnings, index=report)
-    if record and results:
+    if record and results and recorder is not None:
+        out.recorded, out.record_error = _submit(recorder, ws, query, results, now, origin)
+    elif record and results:
         out.recorded, out.record_error, notices = _record(
             ws, query, results, now, settings, lock_timeout, origin
         )
         out.warnings.extend(notices)
         _record_memory_access(ws, results, now)
     return out
+
+
+def _submit(
+    recorder: BatchRecorder,
+    ws: Workspace,
+    query: str,
+    results: list[dict[str, Any]],
+    now: datetime,
+    origin: str,
+) -> tuple[int, str | None]:
+    """Hand a search's hits to the batch recorder: (hits accepted, last batch error)."""
+    from memcore.workspace.config import get_bool, load_config
+
+    try:
+        recall = get_bool(load_config(ws), "search", "record", True)
+        n = recorder.submit(ws, query, results, now, origin, recall=recall)
+    except Exception as exc:
+        message = f"recall recording failed: {exc}"
+        log.warning("%s", message)
+        _save_record_error(ws, now, message, query)
+        return 0, message
+    return n, recorder.last_error(ws)
+
+
+def record_batch(
+    ws: Workspace,
+    events: list[Event],
+    memory_hits: list[dict[str, Any]],
+    now: datetime,
+    query: str,
+    lock_timeout: float = RECORD_LOCK_TIMEOUT,
+) -> str | None:
+    """Write many searches' recordings at once (``memcore.search.recorder``): one append and
+    one fold for ``events``, one ledger transaction for ``memory_hits``. Returns the
+    recording failure (also logged and kept in ``recall-errors.json`` under ``query``, the
+    batch's last search), or None."""
+    error: str | None = None
+    if events:
+        try:
+            from memcore.recall.scoring import Thresholds, passes_gates
+            from memcore.recall.store import record_events
+            from memcore.workspace.config import dreaming_settings, load_config
+
+            s = dreaming_settings(load_config(ws))
+            th = Thresholds.from_settings(s).sanitized()
+            res = record_events(
+                ws,
+                events,
+                now=now,
+                max_entries=s.max_entries,
+                protect=lambda entry: passes_gates(entry, now, th),
+                lock_timeout=lock_timeout,
+            )
+        except Exception as exc:
+            error = f"recall recording failed: {exc}"
+        else:
+            if res.fold_error:
+                error = f"recall recording failed: {res.fold_error}"
+            elif res.folded:
+                _mark_resolved(ws, now)
+            for notice in res.notices:
+                log.warning("%s", notice)
+        if error is not None:
+            log.warning("%s", error)
+            _save_record_error(ws, now, error, query)
+    _record_memory_access(ws, memory_hits, now)
+    return error
 
 
 def search_embedder(ws: Workspace, warnings: list[str] | None = None) -> Embedder:
