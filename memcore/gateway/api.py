@@ -24,6 +24,13 @@ def settings_or_default(ws: Workspace) -> tuple[DreamingSettings, str | None]:
     return (settings or DreamingSettings()), err
 
 
+def settings_kept_from(ws: Workspace) -> datetime | None:
+    """When the settings used while memcore.toml is invalid were saved (None: defaults)."""
+    if promotion_jobs.dreaming_settings_for(ws)[0] is None:
+        return None
+    return promotion_jobs.last_good_saved_at(ws)
+
+
 # -- status -------------------------------------------------------------------------------
 
 _status_cache: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {}
@@ -109,10 +116,16 @@ def status_payload(ws: Workspace, now: datetime) -> dict[str, Any]:
             default=None,
         )
         out["configErrorSince"] = since
+        kept = settings_kept_from(ws) if err is not None else None
+        out["lastGoodSettingsAt"] = iso_ms(kept) if kept is not None else None
         out["scheduleNote"] = (
             "memcore.toml is invalid"
             + (f" since {since}" if since else "")
-            + ("; the last good schedule is kept")
+            + (
+                f"; the last good schedule is kept (settings of {iso_ms(kept)})"
+                if kept is not None
+                else "; the last good schedule is kept"
+            )
         )
     return out
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import datetime
 from typing import Any
 
@@ -12,24 +13,51 @@ from memcore.workspace.core import Workspace
 
 __all__ = ["PROMOTE_JOB", "dreaming_settings_for"]
 
-_last_good_settings: dict[str, Any] = {}
-
 
 def dreaming_settings_for(ws: Workspace) -> tuple[Any, str | None]:
     """The workspace's dreaming settings and the config error, if any.
 
-    When ``memcore.toml`` is invalid, the last good settings seen by this process are returned
-    with the error (None settings when there never were good ones).
+    When ``memcore.toml`` is invalid, the last good settings are returned with the error:
+    those this workspace last had, kept in memcore.sqlite (``memcore.workspace.last_good``),
+    so a gateway restarted while the file is invalid still runs on them. None settings when
+    there never were good ones.
     """
+    from memcore.workspace import last_good
+    from memcore.workspace.clock import utcnow
     from memcore.workspace.config import dreaming_settings, load_config
 
-    key = str(ws.root)
     try:
         settings = dreaming_settings(load_config(ws))
     except MemcoreError as exc:
-        return _last_good_settings.get(key), str(exc)
-    _last_good_settings[key] = settings
+        return _stored_settings(ws), str(exc)
+    last_good.remember(ws, "dreaming", dataclasses.asdict(settings), utcnow())
     return settings, None
+
+
+def last_good_saved_at(ws: Workspace) -> datetime | None:
+    """When the last good dreaming settings were saved (they are used while the file is
+    invalid), or None."""
+    from memcore.workspace import last_good
+
+    got = last_good.recall(ws, "dreaming")
+    return None if got is None else got[1]
+
+
+def _stored_settings(ws: Workspace) -> Any:
+    """The last good settings from memcore.sqlite, or None (none saved, or unusable)."""
+    from memcore.workspace import last_good
+    from memcore.workspace.config import MODES, DreamingSettings
+
+    got = last_good.recall(ws, "dreaming")
+    if got is None:
+        return None
+    names = {f.name for f in dataclasses.fields(DreamingSettings)}
+    try:
+        s = DreamingSettings(**{k: v for k, v in got[0].items() if k in names})
+        s.tz  # noqa: B018 - a timezone this machine no longer knows makes them unusable
+    except (TypeError, ValueError, KeyError, OSError):
+        return None
+    return s if s.mode in MODES else None
 
 
 def _promote_next_due(ws: Workspace, now: datetime, state: JobState) -> datetime | None:

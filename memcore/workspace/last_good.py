@@ -1,0 +1,108 @@
+"""The last valid settings of a workspace, kept in ``memcore.sqlite`` across restarts.
+
+When ``memcore.toml`` is edited into an invalid state, a long-running gateway keeps running on
+the settings it last read successfully. Kept only in memory, they would be gone after a
+restart, and a gateway started while the file is invalid would run nothing. This module keeps
+them in the table ``settings_last_good`` (one row per settings kind, e.g. ``dreaming``): a
+JSON document and when it was saved. Each save is one ``INSERT OR REPLACE`` (atomic); a
+process writes only when the settings differ from what it last saved or read, so a status
+poll of a valid, unchanged config writes nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+import threading
+from datetime import datetime
+from typing import Any
+
+from memcore.errors import MemcoreError
+from memcore.workspace import db
+from memcore.workspace.clock import iso_ms, parse_iso
+from memcore.workspace.core import Workspace
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS settings_last_good (
+    name TEXT PRIMARY KEY,
+    doc TEXT NOT NULL,
+    saved_at TEXT NOT NULL
+)
+"""
+
+_known: dict[tuple[str, str], tuple[str, datetime | None]] = {}  # what is in the table
+_lock = threading.Lock()
+
+
+def _read(ws: Workspace, name: str) -> tuple[str, datetime | None] | None:
+    if not ws.db_path.exists():
+        return None
+    conn = db.connect(ws.db_path)
+    try:
+        conn.execute(_SCHEMA)
+        row = conn.execute(
+            "SELECT doc, saved_at FROM settings_last_good WHERE name = ?", (name,)
+        ).fetchone()
+    finally:
+        conn.close()
+    return None if row is None else (str(row[0]), parse_iso(row[1]))
+
+
+def remember(ws: Workspace, name: str, doc: dict[str, Any], now: datetime) -> None:
+    """Keep ``doc`` (JSON-serialisable) as the last good ``name`` settings of ``ws``. Best
+    effort: a database that cannot be written (read-only, locked) leaves the previous row."""
+    text = json.dumps(doc, sort_keys=True)
+    key = (str(ws.root), name)
+    with _lock:
+        known = _known.get(key)
+        if known is not None and known[0] == text:
+            return
+    if not ws.root.is_dir():
+        return  # a vanished workspace is never re-created
+    with contextlib.suppress(sqlite3.Error, OSError, MemcoreError):
+        stored = _read(ws, name)
+        if stored is not None and stored[0] == text:
+            with _lock:
+                _known[key] = stored
+            return
+        ws.ensure_dreams_dir()
+        conn = db.connect(ws.db_path)
+        try:
+            conn.execute(_SCHEMA)
+            conn.execute(
+                "INSERT OR REPLACE INTO settings_last_good VALUES (?, ?, ?)",
+                (name, text, iso_ms(now)),
+            )
+        finally:
+            conn.close()
+        with _lock:
+            _known[key] = (text, now)
+
+
+def recall(ws: Workspace, name: str) -> tuple[dict[str, Any], datetime | None] | None:
+    """The last good ``name`` settings of ``ws`` and when they were saved, or None (never
+    saved, or the database cannot be read)."""
+    key = (str(ws.root), name)
+    with _lock:
+        known = _known.get(key)
+    if known is None:
+        try:
+            known = _read(ws, name)
+        except (sqlite3.Error, OSError, MemcoreError):
+            return None
+        if known is None:
+            return None
+        with _lock:
+            _known[key] = known
+    try:
+        doc = json.loads(known[0])
+    except ValueError:
+        return None
+    return (doc, known[1]) if isinstance(doc, dict) else None
+
+
+def forget_cached() -> None:
+    """Drop what this process knows of the table (a test standing in for a restart)."""
+    with _lock:
+        _known.clear()
