@@ -14,6 +14,7 @@ import argparse
 import asyncio
 import json
 import os
+import random
 import socket
 import statistics
 import subprocess
@@ -213,10 +214,13 @@ def small_workspace(root: Path, i: int) -> None:
     (root / "memcore.toml").write_text('[dreaming]\nmode = "core"\ntimezone = "UTC"\n')
 
 
-def fuzz_routes(url: str, n: int, names: list[str]) -> dict[str, Any]:
+def fuzz_routes(
+    url: str, n: int, names: list[str], every: int = 1000, pool: int | None = None, seed: int = 0
+) -> dict[str, Any]:
     """``n`` hypothesis-made requests over every route: methods, query strings, JSON and raw
     bodies, headers (token right, wrong or missing; content types; Host and Origin). Counts
-    answers by status class; every 5xx is kept with its request."""
+    answers by status class (printed every ``every`` requests) and per route; every 5xx is
+    kept with its request."""
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import strategies as st
 
@@ -268,26 +272,35 @@ def fuzz_routes(url: str, n: int, names: list[str]) -> dict[str, Any]:
         },
     )
     counts: dict[str, int] = {"2xx": 0, "3xx": 0, "4xx": 0, "5xx": 0, "errors": 0, "not sent": 0}
+    per_route: dict[str, int] = {f"{m} {p}": 0 for m, p in routes}
     five: list[str] = []
-    client = httpx.Client(base_url=url, timeout=120)
-
-    @settings(
-        max_examples=n,
-        deadline=None,
-        database=None,
-        phases=[Phase.generate],
-        suppress_health_check=list(HealthCheck),
+    # one keep-alive connection for the whole run (a new TCP connection per request would
+    # be most of the time); the server closes it after some errors, httpx reconnects
+    client = httpx.Client(
+        base_url=url, timeout=120, limits=httpx.Limits(max_keepalive_connections=1)
     )
-    @given(st.sampled_from(routes), queries, bodies, header_sets)
-    def one(
+    started = time.monotonic()
+
+    def progress() -> None:
+        done = sum(counts.values())
+        if done % every == 0:
+            rate = done / max(1e-9, time.monotonic() - started)
+            print(
+                f"  fuzz {done}/{n} ({rate:.0f}/s, load {load_average()}): "
+                + ", ".join(f"{k} {v}" for k, v in counts.items()),
+                flush=True,
+            )
+
+    def send(
         route: tuple[str, str], query: dict[str, str], body: bytes, headers: dict[str, str]
     ) -> None:
         method, path = route
-        if path == "/api/memories/dream" and headers.get("Authorization") == f"Bearer {TOKEN}":
-            headers = {
-                **headers,
-                "Authorization": "Bearer nope",
-            }  # keep the fuzz from dreaming 1,000s of times
+        per_route[f"{method} {path}"] += 1
+        authorized = headers.get("Authorization") == f"Bearer {TOKEN}"
+        if path == "/api/memories/dream" and authorized and per_route[f"{method} {path}"] % 200:
+            # a real dream about once in 200 dream requests (each runs the whole cycle); the
+            # others are refused before running (a wrong token)
+            headers = {**headers, "Authorization": "Bearer nope"}
         try:
             res = client.request(
                 method, path, params=query, content=body if method != "GET" else None,
@@ -295,36 +308,87 @@ def fuzz_routes(url: str, n: int, names: list[str]) -> dict[str, Any]:
             )  # fmt: skip
         except httpx.LocalProtocolError:
             counts["not sent"] += 1  # the client itself refused the request (a bad header)
+            progress()
             return
         except (httpx.HTTPError, UnicodeError) as exc:
             counts["errors"] += 1
             if len(five) < 20:
                 five.append(f"{method} {path} {query} -> {type(exc).__name__}")
+            progress()
             return
         counts[f"{res.status_code // 100}xx"] += 1
         if res.status_code >= 500 and len(five) < 20:
             five.append(
-                f"{method} {path} {query} {body[:60]!r} -> {res.status_code} {res.text[:80]}"
+                f"{method} {path} {query} {headers} {body[:80]!r} -> {res.status_code} "
+                f"{res.text[:80]}"
             )
+            print("  5xx:", five[-1], flush=True)
+        progress()
 
+    # Hypothesis's engine costs milliseconds per example, far more than a request: it draws a
+    # pool of (query string, body, headers) examples, and the requests combine parts of
+    # different examples (query of one, body of another, headers of a third) over the routes
+    # in turn, so every route gets n / len(routes) requests.
+    drawn: list[tuple[dict[str, str], bytes, dict[str, str]]] = []
+
+    @settings(
+        max_examples=pool or max(200, n // 20),
+        deadline=None,
+        database=None,
+        phases=[Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(queries, bodies, header_sets)
+    def draw(query: dict[str, str], body: bytes, headers: dict[str, str]) -> None:
+        drawn.append((query, body, headers))
+
+    t0 = time.monotonic()
+    draw()
+    print(
+        f"  fuzz: {len(drawn)} hypothesis examples of (query string, body, headers) drawn in "
+        f"{time.monotonic() - t0:.0f} s; {n} requests combine them over {len(routes)} routes",
+        flush=True,
+    )
+    rng = random.Random(seed)
+    started = time.monotonic()
     try:
-        one()
+        for i in range(n):
+            q, b, h = (drawn[rng.randrange(len(drawn))] for _ in range(3))
+            send(routes[i % len(routes)], q[0], b[1], h[2])
     finally:
         client.close()
-    return {"counts": counts, "total": sum(counts.values()) - counts["not sent"], "examples": five}
+    return {
+        "counts": counts,
+        "total": sum(counts.values()) - counts["not sent"],
+        "examples": five,
+        "per_route": per_route,
+        "seconds": time.monotonic() - started,
+    }
 
 
 def load_average() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
+PARTS = ("status", "search", "idle", "fuzz")
+
+
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--idle-seconds", type=float, default=10.0)
-    ap.add_argument("--requests", type=int, default=200)
-    ap.add_argument("--fuzz", type=int, default=20000)
+    ap.add_argument("--requests", type=int, default=200, help="concurrent searches")
+    ap.add_argument("--fuzz", type=int, default=20000, help="fuzz requests (0: no fuzz)")
+    ap.add_argument(
+        "--only", default=",".join(PARTS), help=f"comma-separated parts to run: {','.join(PARTS)}"
+    )
+    ap.add_argument(
+        "--embedder", default=None, help="MEMCORE_EMBEDDER for the gateway (default: auto)"
+    )
     args = ap.parse_args()
-    print(f"load average at start: {load_average()}")
+    parts = {p.strip() for p in args.only.split(",") if p.strip()}
+    if not args.fuzz:
+        parts.discard("fuzz")
+    print(f"load average at start: {load_average()}; {os.cpu_count()} CPUs", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         big, srch = Path(tmp) / "big", Path(tmp) / "search"
         big_store_workspace(big)
@@ -334,6 +398,8 @@ def main() -> None:
             small_workspace(p, i)
         port = free_port()
         env = {**os.environ, "MEMCORE_TOKEN": TOKEN, "MEMCORE_USER_DIR": str(Path(tmp) / "user")}
+        if args.embedder:
+            env["MEMCORE_EMBEDDER"] = args.embedder
         cmd = [sys.executable, "-m", "memcore", "gateway", "-w", str(big), "-w", str(srch)]
         for p in smalls:
             cmd += ["-w", str(p)]
@@ -344,58 +410,84 @@ def main() -> None:
             wait_up(url, proc)
             time.sleep(1.0)
             wait_idle(url)
-            status = bench_status(url)
-            uncached = bench_status_uncached(
-                url, big / "memory" / ".dreams" / "short-term-recall.json"
-            )
-            load_search = load_average()
-            search = asyncio.run(bench_searches(url, args.requests))
-            time.sleep(1.0)  # a fold of the last recall log lines
-            total_recalls = _total_recalls(srch, url)
-            time.sleep(1.0)
-            load_idle = load_average()
-            c0, t0 = cpu_seconds(proc.pid), time.monotonic()
-            time.sleep(args.idle_seconds)
-            idle_cpu = (cpu_seconds(proc.pid) - c0) / (time.monotonic() - t0) * 100
-            names = ["big", "search", *(p.name for p in smalls)]
-            fuzz = fuzz_routes(url, args.fuzz, names) if args.fuzz else None
-            load_fuzz = load_average()
+            if "status" in parts:
+                run_status(url, big)
+            if "search" in parts:
+                run_search(url, srch, args.requests, proc.pid, args.embedder)
+            if "idle" in parts:
+                time.sleep(1.0)
+                load_idle = load_average()
+                c0, t0 = cpu_seconds(proc.pid), time.monotonic()
+                time.sleep(args.idle_seconds)
+                idle_cpu = (cpu_seconds(proc.pid) - c0) / (time.monotonic() - t0) * 100
+                print(
+                    f"idle CPU of the gateway process serving 10 workspaces over "
+                    f"{args.idle_seconds:g} s (load {load_idle}): {idle_cpu:.2f} %",
+                    flush=True,
+                )
+            if "fuzz" in parts:
+                names = ["big", "search", *(p.name for p in smalls)]
+                run_fuzz(url, args.fuzz, names, proc.pid)
         finally:
             proc.terminate()
-            proc.wait(timeout=30)
+            proc.wait(timeout=60)
+
+
+def run_status(url: str, big: Path) -> None:
+    status = bench_status(url)
+    uncached = bench_status_uncached(url, big / "memory" / ".dreams" / "short-term-recall.json")
     print(
         f"GET /api/status, 5,000-entry store: median {status['median']:.2f} ms, "
         f"p95 {status['p95']:.2f} ms (200 requests, files unchanged)"
     )
     print(
         f"GET /api/status, store changed before each request: median {uncached['median']:.1f} ms, "
-        f"max {uncached['max']:.1f} ms (30 requests)"
+        f"max {uncached['max']:.1f} ms (30 requests)",
+        flush=True,
     )
+
+
+def run_search(url: str, srch: Path, n: int, pid: int, embedder: str | None) -> None:
+    from memcore.search.embeddings import resolve_backend
+
+    load_search = load_average()
+    c0 = cpu_seconds(pid)
+    search = asyncio.run(bench_searches(url, n))
+    cpu = cpu_seconds(pid) - c0
+    t_done = time.monotonic()
+    total_recalls = _total_recalls(srch, url)
+    while total_recalls != search["hits"] and time.monotonic() - t_done < 10:
+        time.sleep(0.05)  # the last batch is still being written
+        total_recalls = _total_recalls(srch, url)
+    landed = time.monotonic() - t_done
     print(
-        f"{args.requests} concurrent POST /api/memories/search (load {load_search}): "
-        f"{search['ok']} ok in {search['wall_s']:.2f} s; p50 {search['p50']:.2f} s, "
-        f"p95 {search['p95']:.2f} s; GET /api/status during them: p50 "
-        f"{search['status_p50'] * 1000:.0f} ms, p95 {search['status_p95'] * 1000:.0f} ms "
-        f"({search['status_n']} polls)"
+        f"{n} concurrent POST /api/memories/search (load {load_search}, backend "
+        f"{resolve_backend(embedder)}): {search['ok']} ok in {search['wall_s']:.2f} s, gateway CPU "
+        f"{cpu:.2f} s; p50 {search['p50']:.2f} s, p95 {search['p95']:.2f} s; GET /api/status "
+        f"during them: p50 {search['status_p50'] * 1000:.0f} ms, p95 "
+        f"{search['status_p95'] * 1000:.0f} ms ({search['status_n']} polls)"
     )
     print(
         f"daily-note hits {search['hits']}, recorded {search['recorded']}, sum of recallCount "
-        f"{total_recalls}, lost recalls {search['hits'] - total_recalls}, "
-        f"record errors {len(search['record_errors'])}"
+        f"{total_recalls} ({landed:.2f} s after the last answer), lost recalls "
+        f"{search['hits'] - total_recalls}, record errors {len(search['record_errors'])}"
     )
+    ok = total_recalls == search["hits"] == search["recorded"] and search["ok"] == n
+    print("all recalls recorded:", "yes" if ok else "NO", flush=True)
+
+
+def run_fuzz(url: str, n: int, names: list[str], pid: int) -> None:
+    c0 = cpu_seconds(pid)
+    fuzz = fuzz_routes(url, n, names)
     print(
-        f"idle CPU of the gateway process serving 10 workspaces over {args.idle_seconds:g} s "
-        f"(load {load_idle}): {idle_cpu:.2f} %"
+        f"fuzz of every route (load at end {load_average()}): {fuzz['total']} requests in "
+        f"{fuzz['seconds']:.0f} s (gateway CPU {cpu_seconds(pid) - c0:.0f} s), "
+        + ", ".join(f"{k} {v}" for k, v in fuzz["counts"].items())
     )
-    if fuzz is not None:
-        print(
-            f"fuzz of every route (load at end {load_fuzz}): {fuzz['total']} requests, "
-            + ", ".join(f"{k} {v}" for k, v in fuzz["counts"].items())
-        )
-        for line in fuzz["examples"]:
-            print("  ", line)
-    ok = total_recalls == search["hits"] == search["recorded"] and search["ok"] == args.requests
-    print("all recalls recorded:", "yes" if ok else "NO")
+    print("  per route: " + ", ".join(f"{k} {v}" for k, v in fuzz["per_route"].items()))
+    for line in fuzz["examples"]:
+        print("  ", line)
+    print("no 5xx:", "yes" if not fuzz["counts"]["5xx"] else "NO", flush=True)
 
 
 def _total_recalls(ws: Path, url: str) -> int:
