@@ -29,6 +29,7 @@ from memcore.gateway.scheduler import Scheduler, in_daemon_thread
 from memcore.gateway.security import Guard, Schema, read_json
 from memcore.gateway.workspaces import Served, pick
 from memcore.schedule import jobs as schedule
+from memcore.search.connections import IndexPool
 from memcore.search.recorder import BatchRecorder
 from memcore.workspace.clock import utcnow
 from memcore.workspace.jsonkeys import camel_keys
@@ -69,6 +70,7 @@ class Gateway:
         # Searches hand their hits to one writer that records them in batches (one append,
         # one fold per batch): a search answers without waiting for the store rewrite.
         self.recorder = BatchRecorder()
+        self.index_pool = IndexPool()  # index connections kept open between searches
         scheduler.after_run = lambda ws: api.sizes_snapshot(ws, utcnow())
 
     def warm_up(self) -> None:
@@ -278,7 +280,9 @@ async def search_route(gw: Gateway, request: Request) -> Response:
     # wait for the index writer) and hand their hits to the batch recorder (one writer,
     # folded when the lock is free), so neither a slow search, the store rewrite nor a dream
     # run holding the lock stalls the others.
-    run = functools.partial(search, s.ws, query, limit=limit, now=utcnow(), recorder=gw.recorder)
+    run = functools.partial(
+        search, s.ws, query, limit=limit, now=utcnow(), recorder=gw.recorder, pool=gw.index_pool
+    )
     res = await asyncio.get_running_loop().run_in_executor(gw.search_pool, run)
     out = res.to_json()
     out["recorded"] = res.recorded
@@ -427,6 +431,7 @@ def create_app(gw: Gateway) -> Starlette:
             gw.search_pool.shutdown(wait=False, cancel_futures=True)
             # every recall a search accepted is written before the gateway stops
             await asyncio.to_thread(gw.recorder.close, gw.scheduler.shutdown_grace)
+            gw.index_pool.close()
 
     routes = [
         r("/", page, "GET"),

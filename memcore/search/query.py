@@ -47,6 +47,7 @@ from memcore.workspace.progress import Progress
 
 if TYPE_CHECKING:
     from memcore.recall.log import Event
+    from memcore.search.connections import IndexPool
     from memcore.search.embeddings import Embedder
     from memcore.search.recorder import BatchRecorder
     from memcore.workspace.config import DreamingSettings
@@ -387,6 +388,7 @@ def search(
     origin: str = "interactive",
     progress: Progress | None = None,
     recorder: BatchRecorder | None = None,
+    pool: IndexPool | None = None,
 ) -> SearchResult:
     """Update the index, search it, and record eligible hits in the recall store.
 
@@ -398,7 +400,8 @@ def search(
     returned regardless. ``origin`` says what issued the search (entries.ORIGINS);
     ``progress`` follows the index update (see ``update_index``). With a ``recorder``
     (a long-lived server) the hits are handed to it and written in its next batch; the search
-    does not wait for that (``record_error`` is then the workspace's last batch failure).
+    does not wait for that (``record_error`` is then the workspace's last batch failure);
+    a ``pool`` lends it an index connection kept open from an earlier search.
     """
     from memcore.workspace.clock import utcnow
 
@@ -406,7 +409,7 @@ def search(
     warnings: list[str] = []
     embedder = search_embedder(ws, warnings)
     try:
-        report, results = _search_on_disk(ws, query, limit, progress, embedder, warnings)
+        report, results = _search_on_disk(ws, query, limit, progress, embedder, warnings, pool)
     except (MemcoreError, sqlite3.Error, OSError) as exc:
         warnings.append(f"index not updated ({exc}); searched a temporary in-memory index")
         report, results = _search_in_memory(ws, query, limit, progress)
@@ -515,24 +518,21 @@ def _search_on_disk(
     progress: Progress | None = None,
     embedder: Embedder | None = None,
     warnings: list[str] | None = None,
+    pool: IndexPool | None = None,
 ) -> tuple[IndexReport, list[Any]]:
+    from memcore.search.connections import index_connection
     from memcore.search.dense import sync_dense, uses_dense
     from memcore.workspace.db import busy_timeout, check_deferred
 
-    with busy_timeout(INDEX_BUSY_MS), check_deferred():
-        conn = open_index(ws)
-    try:
+    with busy_timeout(INDEX_BUSY_MS), check_deferred(), index_connection(ws, pool) as conn:
         report = update_index(conn, ws, progress=progress)
         if embedder is not None and uses_dense(embedder):
             try:
-                with busy_timeout(INDEX_BUSY_MS):
-                    sync_dense(conn, embedder, progress)
+                sync_dense(conn, embedder, progress)
             except (MemcoreError, sqlite3.Error) as exc:  # the lexical half still answers
                 if warnings is not None:
                     warnings.append(f"model vectors not updated ({exc})")
         return report, query_index(conn, query, limit, embedder=embedder)
-    finally:
-        conn.close()
 
 
 def _search_in_memory(

@@ -1,0 +1,132 @@
+"""Index connections kept open between the searches of a long-lived process (the gateway).
+
+Opening the workspace database costs a search more than most of its queries (the connection,
+its pragmas, the schema check; closing a WAL connection checkpoints), and a gateway answering
+many searches pays it on each. An :class:`IndexPool` lends an idle connection to the same
+database file instead, or opens one; after a search that ended cleanly the connection goes
+back. A database file that was replaced since (set aside as corrupt, deleted) is noticed by
+its inode and ctime and never served from the pool. A few connections per file and a few files
+are kept, the least recently used closed first; :meth:`IndexPool.close` closes them all.
+
+Only a server uses a pool: an idle connection still holds SQLite's shared lock on the WAL
+index, so a one-shot command (the CLI) opens and closes its own, as before.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator
+
+from memcore.workspace.core import Workspace
+
+MAX_IDLE_PER_FILE = 8
+MAX_FILES = 16
+
+_Ident = tuple[int, int, int]
+
+
+def _identity(path: str) -> _Ident | None:
+    """(device, inode, ctime): a file deleted and re-created under the same inode number
+    still differs by its ctime."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_ctime_ns)
+
+
+def _close(conns: list[sqlite3.Connection]) -> None:
+    for c in conns:
+        with contextlib.suppress(sqlite3.Error):
+            c.close()
+
+
+class IndexPool:
+    """Idle index connections by database file (see module doc). Thread-safe."""
+
+    def __init__(self) -> None:
+        self._idle: OrderedDict[str, list[tuple[_Ident, sqlite3.Connection]]] = OrderedDict()
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def idle(self, ws: Workspace) -> list[sqlite3.Connection]:
+        """The idle connections to ``ws``'s database (tests)."""
+        with self._lock:
+            return [c for _, c in self._idle.get(str(ws.db_path), [])]
+
+    def _take(self, key: str, ident: _Ident | None) -> sqlite3.Connection | None:
+        stale: list[sqlite3.Connection] = []
+        got = None
+        with self._lock:
+            conns = self._idle.get(key) or []
+            while conns:
+                c_ident, conn = conns.pop()
+                if c_ident == ident:
+                    got = conn
+                    break
+                stale.append(conn)
+        _close(stale)
+        return got
+
+    def _give_back(self, key: str, ident: _Ident, conn: sqlite3.Connection) -> None:
+        closing: list[sqlite3.Connection] = []
+        with self._lock:
+            conns = self._idle.setdefault(key, [])
+            self._idle.move_to_end(key)
+            if not self._closed and len(conns) < MAX_IDLE_PER_FILE:
+                conns.append((ident, conn))
+            else:
+                closing.append(conn)
+            while len(self._idle) > MAX_FILES:
+                _, old = self._idle.popitem(last=False)
+                closing.extend(c for _, c in old)
+        _close(closing)
+
+    @contextlib.contextmanager
+    def connection(self, ws: Workspace) -> Iterator[sqlite3.Connection]:
+        """A connection to the workspace's index (``memcore.search.index.open_index``),
+        from the pool when one to the same file is idle. Raises what ``open_index`` raises."""
+        from memcore.search.index import open_index
+
+        key = str(ws.db_path)
+        conn = self._take(key, _identity(key))
+        if conn is None:
+            conn = open_index(ws)
+        clean = False
+        try:
+            yield conn
+            clean = not conn.in_transaction
+        finally:
+            ident = _identity(key)
+            if clean and ident is not None:
+                self._give_back(key, ident, conn)
+            else:
+                _close([conn])
+
+    def close(self) -> None:
+        """Close every idle connection; one handed back later is closed then."""
+        with self._lock:
+            self._closed = True
+            conns = [c for lst in self._idle.values() for _, c in lst]
+            self._idle.clear()
+        _close(conns)
+
+
+@contextlib.contextmanager
+def index_connection(ws: Workspace, pool: IndexPool | None) -> Iterator[sqlite3.Connection]:
+    """A connection from ``pool``, or (None) one opened now and closed after."""
+    if pool is not None:
+        with pool.connection(ws) as conn:
+            yield conn
+        return
+    from memcore.search.index import open_index
+
+    conn = open_index(ws)
+    try:
+        yield conn
+    finally:
+        conn.close()
