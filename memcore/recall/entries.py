@@ -5,6 +5,7 @@ Pure functions over one entry or one search's hits; the store module reads and w
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import os
@@ -51,7 +52,13 @@ def normalize_snippet(text: object) -> str:
 def clean_snippet(text: object) -> str:
     """The snippet memcore stores: normalised, then secrets replaced by ``[REDACTED:<kind>]``."""
     out = normalize_snippet(text)
-    return redact(out) if out else out
+    return _redacted(out) if out else out
+
+
+@functools.lru_cache(maxsize=4096)
+def _redacted(text: str) -> str:
+    """``redact`` remembered per text: the same chunks come back in search after search."""
+    return redact(text)
 
 
 def entry_key(path: str, start: int | float, end: int | float, source: str = "memory") -> str:
@@ -298,11 +305,29 @@ def _not_knowledge(ws: Workspace, rel: str, snippet: str, start: int, end: int) 
 
     if snippet and snippet_reason(snippet) is not None:
         return True
+    path = ws.root / rel
     try:
-        text = read_regular_bytes(ws.root / rel, 4 * 1024 * 1024).decode("utf-8", "replace")
-    except (OSError, MemcoreError):
+        st = os.stat(path)
+    except OSError:
         return False  # the note is gone or unreadable: promotion re-checks it
-    return range_reason(text, start, end) is not None
+    key = (str(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, start, end)
+    known = _range_verdicts.get(key)
+    if known is not None:
+        return known
+    try:
+        text = read_regular_bytes(path, 4 * 1024 * 1024).decode("utf-8", "replace")
+    except (OSError, MemcoreError):
+        return False
+    verdict = range_reason(text, start, end) is not None
+    if len(_range_verdicts) >= 4096:
+        _range_verdicts.clear()
+    _range_verdicts[key] = verdict
+    return verdict
+
+
+#: (path, device, inode, size, mtime_ns, start, end) -> whether those lines are not knowledge:
+#: a note unchanged since is not read again for the same lines (search after search).
+_range_verdicts: dict[tuple[str, int, int, int, int, int, int], bool] = {}
 
 
 def _key_num(value: float) -> int | float:
