@@ -155,6 +155,14 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(q * len(ordered)) - 1))]
 
 
+async def warm_search(url: str) -> None:
+    """Steady state: the first search of a workspace builds its index (and model vectors)."""
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    async with httpx.AsyncClient(base_url=url, headers=headers, timeout=120) as c:
+        warm = {"query": "warm up", "limit": 3, "workspace": "search"}
+        (await c.post("/api/memories/search", json=warm)).raise_for_status()
+
+
 async def bench_searches(url: str, n: int) -> dict[str, object]:
     headers = {"Authorization": f"Bearer {TOKEN}"}
     limits = httpx.Limits(max_connections=n + 1, max_keepalive_connections=n + 1)
@@ -163,8 +171,6 @@ async def bench_searches(url: str, n: int) -> dict[str, object]:
     done = asyncio.Event()
     async with httpx.AsyncClient(base_url=url, headers=headers, limits=limits, timeout=120) as c:
         # steady state: the first search of a workspace builds its index (and model vectors)
-        warm = {"query": "warm up", "limit": 3, "workspace": "search"}
-        (await c.post("/api/memories/search", json=warm)).raise_for_status()
 
         async def one(i: int) -> httpx.Response:
             topic = TOPICS[i % len(TOPICS)]
@@ -450,15 +456,18 @@ def run_status(url: str, big: Path) -> None:
 def run_search(url: str, srch: Path, n: int, pid: int, embedder: str | None) -> None:
     from memcore.search.embeddings import resolve_backend
 
+    asyncio.run(warm_search(url))
+    time.sleep(0.5)  # its recording lands
     load_search = load_average()
+    before = _total_recalls(srch, url)
     c0 = cpu_seconds(pid)
     search = asyncio.run(bench_searches(url, n))
     cpu = cpu_seconds(pid) - c0
     t_done = time.monotonic()
-    total_recalls = _total_recalls(srch, url)
+    total_recalls = _total_recalls(srch, url) - before
     while total_recalls != search["hits"] and time.monotonic() - t_done < 10:
         time.sleep(0.05)  # the last batch is still being written
-        total_recalls = _total_recalls(srch, url)
+        total_recalls = _total_recalls(srch, url) - before
     landed = time.monotonic() - t_done
     print(
         f"{n} concurrent POST /api/memories/search (load {load_search}, backend "
