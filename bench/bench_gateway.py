@@ -287,12 +287,15 @@ def fuzz_routes(
     )
     started = time.monotonic()
 
+    printed: set[int] = set()
+
     def progress() -> None:
-        done = sum(counts.values())
-        if done % every == 0:
+        done = sum(counts.values()) - counts["not sent"]
+        if done % every == 0 and done not in printed:
+            printed.add(done)
             rate = done / max(1e-9, time.monotonic() - started)
             print(
-                f"  fuzz {done}/{n} ({rate:.0f}/s, load {load_average()}): "
+                f"  fuzz {done}/{n} answered ({rate:.0f}/s, load {load_average()}): "
                 + ", ".join(f"{k} {v}" for k, v in counts.items()),
                 flush=True,
             )
@@ -358,9 +361,11 @@ def fuzz_routes(
     rng = random.Random(seed)
     started = time.monotonic()
     try:
-        for i in range(n):
+        i = 0
+        while sum(counts.values()) - counts["not sent"] < n:  # n requests the server answered
             q, b, h = (drawn[rng.randrange(len(drawn))] for _ in range(3))
             send(routes[i % len(routes)], q[0], b[1], h[2])
+            i += 1
     finally:
         client.close()
     return {
