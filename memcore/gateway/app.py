@@ -427,10 +427,11 @@ def create_app(gw: Gateway) -> Starlette:
         try:
             yield
         finally:
+            # every recall a search accepted is written first (within the grace period; the
+            # fold waits for no lock: with a run holding it, the batch stays in the recall log)
+            await asyncio.to_thread(gw.recorder.close, gw.scheduler.shutdown_grace)
             await gw.scheduler.stop()
             gw.search_pool.shutdown(wait=False, cancel_futures=True)
-            # every recall a search accepted is written before the gateway stops
-            await asyncio.to_thread(gw.recorder.close, gw.scheduler.shutdown_grace)
             gw.index_pool.close()
 
     routes = [
