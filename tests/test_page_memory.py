@@ -216,3 +216,21 @@ def test_jobs_stop_continue_and_retry_from_the_page(
         assert _job_row(page, "failed").count() == 1 and _job_row(page, "stopped").count() == 1
         _no_overflow(page)
         assert not errors, errors
+
+
+def test_read_token_mode_asks_for_the_token_then_shows_memory(
+    ws: Workspace,
+    page_factory,  # noqa: F811
+) -> None:
+    from tests.test_gateway_helpers import TOKEN
+
+    _sessions(ws, 2)
+    with gateway([ws], scheduler=False, read_token=True) as (running, _client, _):
+        page = page_factory.new_page(viewport={"width": 390, "height": 844})
+        page.goto(running.url + "/#memory")
+        expect(page.locator("#mem-body")).to_contain_text("Cannot read memory")
+        expect(page.locator("#token-bar")).to_be_visible()
+        assert "s000" not in page.locator("#mem-body").inner_text()
+        page.fill("#token-input", TOKEN)
+        page.click("#token-save")
+        expect(page.locator("#mem-body .mem-item[data-session]")).to_have_count(2)

@@ -414,6 +414,12 @@
       }
       if (back(1)) e.preventDefault();
     });
+    $("token-save").addEventListener("click", () => {  // a token given: read again
+      const lv = stack[stack.length - 1];
+      if (!lv || document.body.dataset.view !== "memory") return;
+      lv.stale = true;
+      render(true);
+    });
     if (/^#memory/.test(location.hash)) showView("memory");
   }
 
