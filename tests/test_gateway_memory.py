@@ -280,3 +280,21 @@ def test_continue_and_retry_refuse_a_running_job(ws: Workspace, action: str) -> 
     with gateway([ws], scheduler=False) as (_running, client, _):
         res = client.post("/api/sessions/jobs", json={"action": action, "job": "live"})
         assert res.status_code == 409 and "still running" in res.json()["error"]
+
+
+def test_start_is_409_while_another_process_holds_the_session_lease(ws: Workspace) -> None:
+    from memcore.sessions.lease import Lease
+    from memcore.workspace.clock import utcnow
+
+    make_session(ws, "s0", turns_for(0))
+    conn = _db(ws)
+    lease = Lease(conn)
+    lease.acquire(utcnow())  # as a `memcore sessions dream` running elsewhere
+    try:
+        with gateway([ws], scheduler=False) as (_running, client, _):
+            res = client.post("/api/sessions/jobs", json={"action": "start"})
+            assert res.status_code == 409 and "a session dream is running" in res.json()["error"]
+            assert jobs(conn) == []  # nothing was started
+    finally:
+        lease.release()
+        conn.close()

@@ -244,11 +244,26 @@ async def jobs_action(gw: Gateway, request: Request) -> Response:
 
 
 def _check_scope(ws: Any, scope: dict[str, str]) -> None:
-    """An unknown session or a foreign project is a 400 now, not a failed job later."""
+    """An unknown session or a foreign project is a 400 now, and a session dream running in
+    another process (its lease held) a 409, not a failed job later."""
     from memcore.errors import InputError
     from memcore.sessions import catalog
+    from memcore.sessions.lease import lease_holder
     from memcore.sessions.settings import project_id, sessions_settings
+    from memcore.workspace.clock import utcnow
     from memcore.workspace.config import load_config
+
+    conn = _open_runs(ws)
+    try:
+        held = lease_holder(conn, utcnow())
+    finally:
+        conn.close()
+    if held is not None:
+        raise HTTPProblem(
+            409,
+            f"a session dream is running (pid {held['pid']} on {held['host']}, lease until"
+            f" {held['expires_at']}); stop it or wait for it to end",
+        )
 
     if scope.get("project") is not None and scope["project"] != project_id(ws):
         raise InputError(
