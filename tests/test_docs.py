@@ -106,6 +106,9 @@ def test_every_http_route_is_documented_with_its_current_keys(tmp_path: Path) ->
     from memcore.workspace.core import Workspace
 
     sessions.dream(Workspace(root), now=utcnow())  # as the page's examples were made
+    from memcore.schedule import jobs as schedule
+
+    schedule.load_job_modules()  # every job registered, as in `memcore gateway`, whatever ran
     opts = GatewayOptions(host="127.0.0.1", port=0, token="T", scheduler=False)
     with serve_in_thread(build_served([(None, root)]), opts) as gw:
         routes = {
