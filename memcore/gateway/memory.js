@@ -79,6 +79,9 @@
     if (lv.kind === "session") {
       return { list: await recall({ memory: "session", session: a.session, project: a.project, cursor }) };
     }
+    if (lv.kind === "decisions") {
+      return { list: await recall({ memory: "decisions", project: a.project, session: a.session, cursor }) };
+    }
     if (lv.kind === "sources") {
       return { list: await recall({ memory: "sources", reference: a.reference, project: a.project, cursor }) };
     }
@@ -120,6 +123,7 @@
     const d = lv.data;
     if (lv.kind === "projects") drawProjects(body, d);
     else if (lv.kind === "project") drawProject(body, lv, d);
+    else if (lv.kind === "decisions") drawDecisions(body, lv, d.list);
     else if (lv.kind === "session") drawSession(body, lv, d.list);
     else if (lv.kind === "sources") drawSources(body, lv, d.list);
     else drawMessages(body, lv, d.list);
@@ -179,6 +183,8 @@
     lv.args.projectId = pid;
     body.appendChild(memoryCard(`Project memory · ${pid}`, cur, true, lv.args.project,
       `${d.project.versions} version${d.project.versions === 1 ? "" : "s"}`));
+    body.appendChild(button("Decisions", "open-decisions", () =>
+      open("decisions", { project: lv.args.project }, "Decisions")));
     const total = d.list.total;
     body.appendChild(el("h3", "", lv.query ? `Sessions matching “${lv.query}” (${total})` : `Sessions (${total})`));
     if (!d.list.items.length) {
@@ -207,6 +213,8 @@
       const xs = (d.current && d.current[key]) || d[key];
       if (Array.isArray(xs) && xs.length) body.appendChild(extraList(key, xs));
     }
+    body.appendChild(button("Decisions in this session", "open-decisions", () =>
+      open("decisions", { project: lv.args.project, session: d.session }, "Decisions")));
     body.appendChild(el("h3", "", "Versions (immutable)"));
     const ul = el("ul", "mem-list versions");
     for (const v of d.versions || []) {
@@ -243,6 +251,27 @@
     }
     box.appendChild(ul);
     return box;
+  }
+
+  // decision records: the user's own words, each with the messages it was said in
+  function drawDecisions(body, lv, d) {
+    body.appendChild(el("h3", "", `Decisions (${d.total})${d.session ? ` of session ${d.session}` : ""}`));
+    for (const w of d.withheld || []) {
+      body.appendChild(el("p", "muted", `${w.decisions} withheld: session ${w.session} is ${w.why}`));
+    }
+    if (!d.items.length) body.appendChild(el("p", "muted", "No decision recorded."));
+    const ul = el("ul", "mem-list decisions");
+    for (const x of d.items) {
+      const first = (x.messages || [])[0];
+      const meta = [x.session, x.ts ? P.whenText(x.ts) : "", x.foundBy].filter(Boolean).join(" · ");
+      const go = first && first.ref ?
+        () => open("messages", { reference: first.ref, project: lv.args.project }, "Messages") :
+        () => open("session", { session: x.session, project: lv.args.project }, x.session);
+      const item = row("decision", x.quote, meta, "", go);
+      item.dataset.decision = String(x.id);
+      ul.appendChild(item);
+    }
+    body.appendChild(ul);
   }
 
   function drawSources(body, lv, d) {
@@ -303,7 +332,7 @@
   }
 
   function drawPager(lv, d) {
-    const paged = ["projects", "project", "session", "sources"].includes(lv.kind);
+    const paged = ["projects", "project", "session", "sources", "decisions"].includes(lv.kind);
     const pager = $("mem-pager");
     pager.hidden = !paged || (lv.page === 0 && !d.nextCursor);
     if (pager.hidden) return;
