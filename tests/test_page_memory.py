@@ -234,3 +234,35 @@ def test_read_token_mode_asks_for_the_token_then_shows_memory(
         page.fill("#token-input", TOKEN)
         page.click("#token-save")
         expect(page.locator("#mem-body .mem-item[data-session]")).to_have_count(2)
+
+
+def test_decisions_open_the_messages_they_were_said_in(
+    ws: Workspace,
+    page_factory,  # noqa: F811
+) -> None:
+    _sessions(ws, 6)  # session 1 holds the blue-green decision
+    with gateway([ws], scheduler=False) as (running, _client, _):
+        page = page_factory.new_page(viewport={"width": 390, "height": 844})
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto(running.url + "/#memory")
+        _level(page, "project")
+        page.click("#mem-body .open-decisions")
+        _level(page, "decisions")
+        quote = page.locator("#mem-body .mem-item.decision", has_text="blue-green")
+        expect(quote).to_have_count(1)
+        quote.locator(".mem-open").click()
+        _level(page, "messages")
+        expect(page.locator("#mem-body .reader")).to_contain_text("blue-green releases")
+        page.keyboard.press("Escape")
+        _level(page, "decisions")
+        page.keyboard.press("Escape")
+        _level(page, "project")
+        page.locator("#mem-body .mem-item[data-session='s001'] .mem-open").click()
+        _level(page, "session")
+        page.click("#mem-body .open-decisions")
+        _level(page, "decisions")
+        expect(page.locator("#mem-body h3")).to_contain_text("of session s001")
+        expect(page.locator("#mem-body .mem-item.decision")).to_have_count(1)
+        _no_overflow(page)
+        assert not errors, errors

@@ -264,8 +264,11 @@
     for (const x of d.items) {
       const first = (x.messages || [])[0];
       const meta = [x.session, x.ts ? P.whenText(x.ts) : "", x.foundBy].filter(Boolean).join(" · ");
-      const go = first && first.ref ?
-        () => open("messages", { reference: first.ref, project: lv.args.project }, "Messages") :
+      // a decision names its messages within its session (@offset:hash or a uuid)
+      const msgRef = first && first.ref &&
+        (first.ref.startsWith("session:") ? first.ref : `session:${x.session}#${first.ref}`);
+      const go = msgRef ?
+        () => open("messages", { reference: msgRef, project: lv.args.project }, "Messages") :
         () => open("session", { session: x.session, project: lv.args.project }, x.session);
       const item = row("decision", x.quote, meta, "", go);
       item.dataset.decision = String(x.id);
