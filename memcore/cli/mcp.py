@@ -22,7 +22,7 @@ def mcp_cmd() -> None:
     """
     import logging
 
-    from memcore.mcp.server import run_stdio
+    from memcore.mcp.stdio import run_stdio
 
     ws = get_state().workspace()
     logging.getLogger("memcore").setLevel(logging.WARNING)  # stdout is the protocol channel

@@ -23,6 +23,7 @@ from typing import Annotated, Any, ParamSpec, TypeVar
 from pydantic import Field
 
 from memcore.errors import InputError, MemcoreError
+from memcore.mcp.stdio import INSTRUCTIONS
 from memcore.workspace import safe_read
 from memcore.workspace.clock import utcnow
 from memcore.workspace.core import Workspace
@@ -221,10 +222,7 @@ def build_server(ws: Workspace) -> Any:
     server = MCPServer(
         name="memcore",
         version=__version__,
-        instructions=(
-            "Long-term and daily memory of this agent's workspace. Use memory_search before "
-            "answering questions about earlier work; read exact lines with memory_get."
-        ),
+        instructions=INSTRUCTIONS,
         log_level="WARNING",
     )
 
@@ -439,5 +437,8 @@ def build_server(ws: Workspace) -> Any:
 
 
 def run_stdio(ws: Workspace) -> None:
-    """Serve ``ws`` over stdio until the client closes the pipe."""
-    build_server(ws).run("stdio")
+    """Serve ``ws`` over stdio until the client closes the pipe (the handshake is answered
+    before the SDK is loaded: :mod:`memcore.mcp.stdio`)."""
+    from memcore.mcp import stdio
+
+    stdio.run_stdio(ws)
