@@ -40,6 +40,9 @@ from memcore.workspace.progress import report as report_progress
 SCHEMA_VERSION = "2"
 RACY_NS = 2_000_000_000  # files modified this recently are re-hashed on the next update
 INDEX_LABEL = "Indexing memory"
+#: New chunks vectorised and inserted together (the hashing features of a batch are computed
+#: in a few numpy operations; one file at a time cost twice the whole build).
+INSERT_BATCH = 4096
 
 
 def _ensure_schema(conn: sqlite3.Connection) -> None:
@@ -116,24 +119,54 @@ def _delete_chunks(conn: sqlite3.Connection, path: str, df: Any) -> int:
     return len(rows)
 
 
-def _insert_chunks(conn: sqlite3.Connection, path: str, chunks: list[Chunk], df: Any) -> None:
-    from memcore.search.embeddings.hashing import raw_features_many
+def _insert_chunks(conn: sqlite3.Connection, fresh: list[tuple[str, Chunk]], df: Any) -> None:
+    """Insert new chunks ``(path, chunk)`` of any files: their vectors in one batch, their
+    rows and FTS entries with one statement each (ids assigned here, as SQLite would)."""
+    import numpy as np
 
-    for ch, (idx, val) in zip(chunks, raw_features_many([c.body for c in chunks]), strict=True):
-        cur = conn.execute(
-            "INSERT INTO search_chunks (path, start_line, end_line, text, context, vidx, vval)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (path, ch.start_line, ch.end_line, ch.text, ch.context, idx.tobytes(), val.tobytes()),
-        )
-        conn.execute(
-            "INSERT INTO search_fts(rowid, text, context) VALUES (?, ?, ?)",
-            (cur.lastrowid, fts_text(ch.text), fts_text(ch.context)),
-        )
-        df[idx.astype("intp")] += 1
+    from memcore.search.embeddings.hashing import DIM, raw_features_many
+
+    if not fresh:
+        return
+    feats = raw_features_many([ch.body for _, ch in fresh])
+    first = _next_id(conn)
+    ids = range(first, first + len(fresh))
+    conn.executemany(
+        "INSERT INTO search_chunks (id, path, start_line, end_line, text, context, vidx, vval)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (cid, path, ch.start_line, ch.end_line, ch.text, ch.context, i.tobytes(), v.tobytes())
+            for cid, (path, ch), (i, v) in zip(ids, fresh, feats, strict=True)
+        ],
+    )
+    conn.executemany(
+        "INSERT INTO search_fts(rowid, text, context) VALUES (?, ?, ?)",
+        [
+            (cid, fts_text(ch.text), fts_text(ch.context))
+            for cid, (_, ch) in zip(ids, fresh, strict=True)
+        ],
+    )
+    df += np.bincount(np.concatenate([i for i, _ in feats]), minlength=DIM).astype(df.dtype)
 
 
-def _replace_chunks(conn: sqlite3.Connection, path: str, chunks: list[Chunk], df: Any) -> int:
-    """Make the file's indexed chunks ``chunks``; returns the change in the chunk count.
+def _next_id(conn: sqlite3.Connection) -> int:
+    """The first free chunk id: past every chunk, and past every chunk that still has model
+    vectors (:mod:`memcore.search.dense` drops those of deleted chunks only on its next sync,
+    so a reused id would inherit a deleted chunk's vectors)."""
+    (top,) = conn.execute("SELECT coalesce(max(id), 0) FROM search_chunks").fetchone()
+    if conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'search_dense'"
+    ).fetchone():
+        (dense_top,) = conn.execute("SELECT coalesce(max(chunk), 0) FROM search_dense").fetchone()
+        top = max(top, dense_top)
+    return int(top) + 1
+
+
+def _replace_chunks(
+    conn: sqlite3.Connection, path: str, chunks: list[Chunk], df: Any
+) -> tuple[int, list[Chunk]]:
+    """Make the file's indexed chunks ``chunks``: (change in the chunk count, the chunks still
+    to insert with :func:`_insert_chunks`).
 
     A chunk whose text and context did not change keeps its row, vector and FTS entry (only its
     line range moves), so an edit near the top of a long MEMORY.md re-indexes what changed.
@@ -167,8 +200,7 @@ def _replace_chunks(conn: sqlite3.Connection, path: str, chunks: list[Chunk], df
         )
         df[np.frombuffer(vidx, dtype=np.uint16).astype(np.intp)] -= 1
         conn.execute("DELETE FROM search_chunks WHERE id = ?", (cid,))
-    _insert_chunks(conn, path, fresh, df)
-    return len(fresh) - len(gone)
+    return len(fresh) - len(gone), fresh
 
 
 def _scan(
@@ -319,6 +351,7 @@ def _apply_changes(
 ) -> None:
     df, n = load_df(conn)
     now_ns = time.time_ns()
+    pending: list[tuple[str, Chunk]] = []  # new chunks of any files, inserted a batch at a time
     touched = False  # chunks of a file that became unreadable were dropped
     for rel in removed:
         n -= _delete_chunks(conn, rel, df)
@@ -352,12 +385,18 @@ def _apply_changes(
                 )
             continue
         chunks = chunk_markdown(text, front_matter=_is_kind_file(rel))
-        n += _replace_chunks(conn, rel, chunks, df)
+        delta, fresh = _replace_chunks(conn, rel, chunks, df)
+        n += delta
+        pending.extend((rel, ch) for ch in fresh)
         conn.execute(
             "INSERT OR REPLACE INTO search_files VALUES (?, ?, ?, ?, ?, NULL)",
             (rel, st.st_size, mtime, sha1, len(chunks)),
         )
         report.rechunked += 1
+        if len(pending) >= INSERT_BATCH:
+            _insert_chunks(conn, pending, df)
+            pending = []
+    _insert_chunks(conn, pending, df)
     if changed:
         report_progress(progress, INDEX_LABEL, len(changed), len(changed))
     if report.rechunked or report.removed or touched:

@@ -90,23 +90,44 @@ _BATCH = 2048  # texts per block in the batch paths
 
 def _raw_block(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """IDF-free raw vectors of some texts as sparse triples sorted by (text, bucket):
-    (text index, bucket, weight), zero weights left out."""
-    arrays: list[np.ndarray] = []
-    lengths: list[int] = []
+    (text index, bucket, weight), zero weights left out.
+
+    Each distinct word's feature hashes are looked up once; every occurrence's are gathered
+    with one index array. A feature is keyed ``text << 32 | bucket << 20 | hash >> 12`` (the
+    bucket is the hash's low 12 bits, so the key still names the feature), so one sort gives
+    both the term frequencies and the (text, bucket) cells in order, and each cell's weights
+    add up in ascending hash order, as they always did."""
+    vocab: dict[str, int] = {}
+    word_ids: list[int] = []
+    counts: list[int] = []
     for text in texts:
-        feats = [_word_features(w) for w in tokens(text)]
-        arrays.extend(feats)
-        lengths.append(sum(len(f) for f in feats))
-    if not arrays:
+        toks = tokens(text)
+        counts.append(len(toks))
+        word_ids.extend([vocab.setdefault(w, len(vocab)) for w in toks])
+    if not word_ids:
         return np.zeros(0, np.intp), np.zeros(0, np.intp), np.zeros(0, np.float64)
-    hashes = np.concatenate(arrays).astype(np.uint64)
-    doc = np.repeat(np.arange(len(texts), dtype=np.uint64), lengths)
-    keys, tf = np.unique((doc << np.uint64(32)) | hashes, return_counts=True)
-    h = keys & np.uint64(0xFFFFFFFF)
-    weights = (1.0 + np.log(tf)) * np.where(h & np.uint64(_SIGN_BIT), -1.0, 1.0)
-    flat = (keys >> np.uint64(32)).astype(np.intp) * DIM + (h & np.uint64(_MASK)).astype(np.intp)
-    order = np.argsort(flat, kind="stable")
-    flat, weights = flat[order], weights[order]
+    feats = [_word_features(w) for w in vocab]
+    flen = np.fromiter(map(len, feats), dtype=np.intp, count=len(feats))
+    foff = np.cumsum(flen) - flen
+    wid = np.asarray(word_ids, dtype=np.intp)
+    per = flen[wid]  # features of each occurrence
+    total = int(per.sum())
+    if total == 0:
+        return np.zeros(0, np.intp), np.zeros(0, np.intp), np.zeros(0, np.float64)
+    first = np.cumsum(per) - per  # where each occurrence's features start in the output
+    gather = np.arange(total, dtype=np.intp) + np.repeat(foff[wid] - first, per)
+    hashes = np.concatenate(feats).astype(np.uint64)[gather]
+    occ_doc = np.repeat(np.arange(len(texts), dtype=np.uint64), counts)
+    doc = np.repeat(occ_doc, per)
+    key = (
+        (doc << np.uint64(32))
+        | ((hashes & np.uint64(_MASK)) << np.uint64(20))
+        | (hashes >> np.uint64(12))
+    )
+    keys, tf = np.unique(key, return_counts=True)
+    negative = (keys >> np.uint64(19)) & np.uint64(1)  # the hash's top bit
+    weights = (1.0 + np.log(tf)) * np.where(negative, -1.0, 1.0)
+    flat = (keys >> np.uint64(20)).astype(np.intp)  # text * DIM + bucket, ascending
     starts = np.flatnonzero(np.r_[True, flat[1:] != flat[:-1]])
     cells, sums = flat[starts], np.add.reduceat(weights, starts)
     keep = sums != 0
