@@ -94,7 +94,10 @@ def check(
     """
     p = os.fspath(path)
     full = p if os.path.isabs(p) else os.path.join(ws.root, p)
-    shown = ws.rel(full) if not parents_checked else os.path.relpath(full, ws.root)
+
+    def shown() -> str:  # only for a refusal: a scan of 1,000 files checks 1,000 times
+        return ws.rel(full) if not parents_checked else os.path.relpath(full, ws.root)
+
     root = root if root is not None else real_root(ws)
     cap = max_bytes if max_bytes is not None else max_file_bytes(ws)
     if lst is None:
@@ -105,14 +108,14 @@ def check(
         real = os.path.realpath(full)
         st = os.stat(real)
     if stat.S_ISDIR(st.st_mode):
-        raise Unreadable(shown, "a directory, not a markdown file")
+        raise Unreadable(shown(), "a directory, not a markdown file")
     if not stat.S_ISREG(st.st_mode):
-        raise Unreadable(shown, "not a regular file (a FIFO, socket or device)")
+        raise Unreadable(shown(), "not a regular file (a FIFO, socket or device)")
     if real is not full and not _inside(real, root):
-        raise Unreadable(shown, "a symlink that leads outside the workspace")
+        raise Unreadable(shown(), "a symlink that leads outside the workspace")
     if st.st_size > cap:
         raise Unreadable(
-            shown, f"{st.st_size} bytes, over the {cap}-byte limit ([search] max_file_bytes)"
+            shown(), f"{st.st_size} bytes, over the {cap}-byte limit ([search] max_file_bytes)"
         )
     return Readable(real, st)
 
