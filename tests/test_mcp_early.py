@@ -19,16 +19,24 @@ from memcore.workspace.core import Workspace
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _talk(ws: Workspace, messages: list[dict[str, Any] | str]) -> tuple[list[dict[str, Any]], str]:
-    lines = [m if isinstance(m, str) else json.dumps(m) for m in messages]
-    proc = subprocess.run(
+def _talk(
+    ws: Workspace, messages: list[dict[str, Any] | str], answers: int
+) -> tuple[list[dict[str, Any]], str]:
+    """Send ``messages``, read ``answers`` lines, then close stdin (as a client does: the SDK
+    stops at end of input, answered or not) and collect the rest."""
+    proc = subprocess.Popen(
         [sys.executable, "-m", "memcore", "mcp", "-w", str(ws.root)],
-        input="".join(line + "\n" for line in lines),
-        capture_output=True, text=True, cwd=ROOT, timeout=120,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
     )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    return [json.loads(line) for line in proc.stdout.splitlines()], proc.stderr
+    assert proc.stdin is not None and proc.stdout is not None
+    for m in messages:
+        proc.stdin.write((m if isinstance(m, str) else json.dumps(m)) + "\n")
+    proc.stdin.flush()
+    lines = [proc.stdout.readline() for _ in range(answers)]
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err[-2000:]
+    return [json.loads(line) for line in [*lines, *out.splitlines()] if line.strip()], err
 
 
 def _init(version: str, rid: Any = 1) -> dict[str, Any]:
@@ -42,9 +50,8 @@ INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 
 @pytest.mark.parametrize("version", HANDSHAKE_VERSIONS)
 def test_the_early_answer_is_the_sdks(ws: Workspace, version: str) -> None:
-    out, err = _talk(
-        ws, [_init(version, "a"), INITIALIZED, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}]
-    )
+    tools = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+    out, err = _talk(ws, [_init(version, "a"), INITIALIZED, tools], 2)
     assert "differs" not in err, err
     assert [m["id"] for m in out] == ["a", 2], "one answer each, the SDK's own initialize dropped"
     assert out[0]["result"]["protocolVersion"] == version
@@ -53,10 +60,10 @@ def test_the_early_answer_is_the_sdks(ws: Workspace, version: str) -> None:
 
 
 def test_other_first_lines_are_left_to_the_sdk(ws: Workspace) -> None:
-    out, _ = _talk(ws, [_init("2099-01-01", 7), INITIALIZED])
+    out, _ = _talk(ws, [_init("2099-01-01", 7), INITIALIZED], 1)
     assert [m["id"] for m in out] == [7]
     assert out[0]["result"]["protocolVersion"] == HANDSHAKE_VERSIONS[-1], "the SDK's choice"
-    out, _ = _talk(ws, ["not json", _init(HANDSHAKE_VERSIONS[0], 8)])
+    out, _ = _talk(ws, ["not json", _init(HANDSHAKE_VERSIONS[0], 8)], 1)
     assert [m.get("id") for m in out][-1] == 8
     assert out[-1]["result"]["protocolVersion"] == HANDSHAKE_VERSIONS[0]
 
