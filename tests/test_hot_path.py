@@ -27,6 +27,8 @@ FORBIDDEN = (
     "memcore.judge",
     "memcore.promotion",
     "memcore.sessions",
+    "click",  # a plain recording takes memcore.cli.fast, not the click tree
+    "memcore.cli.root",
     "filelock",  # the workspace lock takes flock(2) itself (memcore.workspace.flock)
 )
 

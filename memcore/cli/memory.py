@@ -5,7 +5,6 @@ Library modules (and numpy) are imported inside the commands so ``memcore --help
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import click
@@ -23,6 +22,7 @@ from memcore.cli.common import (
     progress_bar,
     threshold_options,
 )
+from memcore.cli.fast import ORIGINS  # memcore.recall.entries.ORIGINS
 
 ENTRY_TYPES = (
     "decision",
@@ -35,7 +35,6 @@ ENTRY_TYPES = (
     "unknown",
 )
 SCOPES = ("global", "project", "session")
-ORIGINS = ("interactive", "agent", "schedule", "backfill")  # memcore.recall.entries.ORIGINS
 ORIGIN_HELP = (
     "What issued the search: interactive (a search made to answer someone: the default), "
     "agent (one the agent ran on its own, e.g. automatic recall), schedule, backfill. Only "
@@ -147,50 +146,17 @@ def record_cmd(query: str, origin: str, lock_timeout: float, as_json: bool) -> N
       my-search "staging db" | memcore memory record -q "staging db"
       memcore memory record -q deploy --json < hits.json
     """
-    import orjson
+    from memcore.cli.fast import record_stdin
 
-    from memcore.errors import InputError
-    from memcore.recall.scoring import Thresholds, passes_gates
-    from memcore.recall.store import record_recalls
-    from memcore.workspace.clock import utcnow
-    from memcore.workspace.config import dreaming_settings, load_config
-
-    raw = sys.stdin.read()
-    try:
-        doc: Any = orjson.loads(raw)
-    except orjson.JSONDecodeError:  # stricter than json (NaN, huge numbers): json decides
-        import json
-
-        try:
-            doc = json.loads(raw)
-        except ValueError as exc:
-            raise InputError(
-                f'stdin is not JSON ({exc}); expected a list of results or {{"results": [...]}}'
-            ) from None
-    if isinstance(doc, dict) and "results" in doc:
-        doc = doc["results"]
-    if not isinstance(doc, list):
-        raise InputError('stdin must be a JSON list of results or an object {"results": [...]}')
-    ws = current_workspace()
-    settings = dreaming_settings(load_config(ws))
-    th = Thresholds.from_settings(settings).sanitized()
-    now = utcnow()
-    res = record_recalls(
-        ws,
+    record_stdin(
+        current_workspace(),
         query,
-        doc,
-        now=now,
-        max_entries=settings.max_entries,
-        protect=lambda entry: passes_gates(entry, now, th),
-        lock_timeout=lock_timeout_value(lock_timeout),
-        origin=origin,
+        origin,
+        lock_timeout_value(lock_timeout),
+        as_json,
+        echo=click.echo,
+        echo_err=lambda text: click.echo(text, err=True),
     )
-    for notice in [*res.notices, *([res.fold_error] if res.fold_error else [])]:
-        click.echo(f"Warning: {notice}", err=True)
-    if as_json:
-        echo_json({"recorded": res.recorded, "keys": res.keys, "folded": res.folded})
-    else:
-        click.echo(f"Recorded {res.recorded} recall(s).")
 
 
 # -- promote and explain ------------------------------------------------------------------
