@@ -6,7 +6,8 @@ and the hit-score distribution on the example workspace.
 
 ``--quality`` prints recall@1/@5 and MRR per query kind and backend on the labelled set in
 bench/eval/search/ (``bench/search_quality.py``); tune on ``--split tune``, report
-``--split holdout`` once.
+``--split holdout`` once, and ``--split fresh`` (bench/eval/search/fresh.jsonl, queries by an
+author who never saw the code) once per backend at the very end.
 
 Daily notes are generated from a seeded vocabulary of a believable software project (about ten
 chunks a note). Searches run with ``record=False`` so the figure is the search alone (recording
@@ -274,7 +275,7 @@ def main() -> None:
         "--example", default=str(Path(__file__).resolve().parent.parent / "examples" / "workspace")
     )
     ap.add_argument("--quality", action="store_true", help="retrieval quality only")
-    ap.add_argument("--split", default="tune", choices=("tune", "holdout", "all"))
+    ap.add_argument("--split", default="tune", choices=("tune", "holdout", "fresh", "all"))
     ap.add_argument("--backends", default="hashing,minilm,use-m3")
     ap.add_argument("--misses", action="store_true", help="list the queries missed at 5")
     args = ap.parse_args()
