@@ -83,7 +83,7 @@ def test_exclusions_count_the_first_failing_gate(ws: Workspace) -> None:
     entries = read_store(ws, now=NOW).entries
     th = scoring.Thresholds().sanitized()
     expected = dict.fromkeys(
-        ("notDailyNote", "promoted", "recallCount", "uniqueQueries", "score"), 0
+        ("notDailyNote", "promoted", "recallCount", "uniqueQueries", "relevance", "score"), 0
     )
     for e in entries.values():
         if not scoring.is_eligible(e, include_promoted=True):
@@ -94,6 +94,8 @@ def test_exclusions_count_the_first_failing_gate(ws: Workspace) -> None:
             expected["recallCount"] += 1
         elif scoring.unique_queries(e) < th.min_unique_queries:
             expected["uniqueQueries"] += 1
+        elif scoring.score_entry(e, NOW, th).avg_score < th.min_relevance:
+            expected["relevance"] += 1
         elif scoring.score_entry(e, NOW, th).raw_score < th.min_score:
             expected["score"] += 1
     conn = fresh_mirror(ws, NOW)

@@ -180,3 +180,27 @@ def test_min_relevance_needed_matches_gate() -> None:
     assert math.isfinite(need)
     assert scoring.rank([entry(4, min(1.0, need + 0.001), 3)], NOW, th)
     assert not scoring.rank([entry(4, need - 0.01, 3)], NOW, th)
+
+
+def test_frequency_and_diversity_do_not_carry_a_weakly_matched_entry() -> None:
+    # 10 recalls from 5 distinct queries, all now: the weighted score alone passes core's 0.75
+    # at a mean relevance of 0.29 (hits that more likely than not did not answer the query).
+    weak = entry(10, 0.29, 5)
+    th = scoring.Thresholds()
+    c = scoring.score_entry(weak, NOW, th.sanitized())
+    assert c.raw_score >= th.min_score
+    assert not scoring.rank([weak], NOW, th)
+    failed = [g.name for g in scoring.gate_checks(c, th.sanitized()) if not g.passed]
+    assert failed == ["relevance"]
+    assert scoring.rank([entry(10, 0.5, 5)], NOW, th)  # at the gate, it passes
+    assert scoring.rank([weak], NOW, scoring.Thresholds(min_relevance=0.0))  # the knob works
+    assert scoring.min_relevance_needed(th, 10, 5) == th.min_relevance
+
+
+def test_min_relevance_sanitised_and_read_from_settings() -> None:
+    from memcore.workspace.config import DreamingSettings
+
+    assert scoring.Thresholds(min_relevance=1.5).sanitized().min_relevance == 0.5
+    assert scoring.Thresholds(min_relevance=math.nan).sanitized().min_relevance == 0.5
+    th = scoring.Thresholds.from_settings(DreamingSettings(min_relevance=0.7))
+    assert th.min_relevance == 0.7

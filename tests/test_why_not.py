@@ -60,6 +60,16 @@ def test_count_gates_in_words_and_unreachable_relevance() -> None:
     assert "too low to pass" in why_not(low, th)["summary"]
 
 
+def test_a_weakly_matched_entry_is_held_back_by_its_mean_relevance() -> None:
+    th = Thresholds()
+    c = score_entry(entry(10, 5, 0.29), NOW, th)  # the weighted score alone would pass
+    info = why_not(c, th)
+    assert [g["gate"] for g in info["gates"]] == ["relevance"]
+    assert info["gates"][0]["words"] == "mean relevance 0.29 of 0.50"
+    assert info["searchesNeeded"] is None  # more hits at the same mean never pass
+    assert info["summary"].startswith("mean relevance 0.29 of 0.50: its hits score 0.29")
+
+
 def test_nearest_orders_by_searches_needed_and_leaves_out_passing_entries() -> None:
     th = Thresholds()
     entries = [

@@ -223,6 +223,7 @@ REASON_NAMES = {
     "notDailyNote": "not on a daily note",
     "recallCount": "too few recalls",
     "uniqueQueries": "too few distinct queries",
+    "relevance": "mean relevance below minRelevance",
     "score": "score below minScore",
 }
 
@@ -237,7 +238,7 @@ def totals_line(result: Any) -> str | None:
     qualifying = ex["considered"] - ex["excluded"]
     total = ex["considered"] + by.get("promoted", 0)
     parts = [f"{qualifying} qualifying"]
-    for k in ("promoted", "notDailyNote", "recallCount", "uniqueQueries", "score"):
+    for k in ("promoted", "notDailyNote", "recallCount", "uniqueQueries", "relevance", "score"):
         if by.get(k):
             parts.append(f"{by[k]} {REASON_NAMES[k]}")
     for k, v in sorted(by.items()):
@@ -270,7 +271,8 @@ def _print_promote(ws: Any, result: Any) -> None:
         )
         click.echo(
             f"Gates: minScore={th.min_score:g} minRecallCount={th.min_recall_count} "
-            f"minUniqueQueries={th.min_unique_queries} limit={result.limit}"
+            f"minUniqueQueries={th.min_unique_queries} minRelevance={th.min_relevance:g} "
+            f"limit={result.limit}"
         )
         line = totals_line(result)
         if line:

@@ -218,6 +218,7 @@ def _candidates(ws: Workspace, now: datetime, limit: int) -> dict[str, Any]:
             "minScore": th.min_score,
             "minRecallCount": th.min_recall_count,
             "minUniqueQueries": th.min_unique_queries,
+            "minRelevance": th.min_relevance,
             "limit": settings.limit,
         },
         "total": len(scored),

@@ -89,6 +89,7 @@ class PromoteResult:
                 "minScore": th.min_score,
                 "minRecallCount": th.min_recall_count,
                 "minUniqueQueries": th.min_unique_queries,
+                "minRelevance": th.min_relevance,
                 "recencyHalfLifeDays": th.half_life_days,
             },
             "storeHealth": {
@@ -823,6 +824,7 @@ def explain(
             "minScore": th.min_score,
             "minRecallCount": th.min_recall_count,
             "minUniqueQueries": th.min_unique_queries,
+            "minRelevance": th.min_relevance,
             "recencyHalfLifeDays": th.half_life_days,
         },
         "weights": th.weights,

@@ -36,7 +36,7 @@ _DETAILS = (
 )
 _CHUNK = 500  # rows per IN (...) query, far below SQLite's variable limit
 #: Gate names in the order the first failing one is reported.
-GATES = ("notDailyNote", "promoted", "recallCount", "uniqueQueries", "score")
+GATES = ("notDailyNote", "promoted", "recallCount", "uniqueQueries", "relevance", "score")
 
 
 @dataclass
@@ -121,8 +121,10 @@ def _rank(
     raw = raw + w["diversity"] * div
     raw = raw + w["recency"] * rec
     score = _clamp(raw)
-    keep = raw >= th.min_score
-    fail_score = int(np.count_nonzero(~keep))
+    rel_ok = rel >= th.min_relevance
+    fail_rel = int(np.count_nonzero(~rel_ok))
+    keep = rel_ok & (raw >= th.min_score)
+    fail_score = int(np.count_nonzero(rel_ok & ~keep))
 
     sel = np.nonzero(keep)[0]
     # rows come in (path, key) order: a stable sort on (-count) then (-score) keeps it for ties
@@ -133,6 +135,7 @@ def _rank(
         "promoted": int(np.count_nonzero(gate_promoted)),
         "recallCount": int(np.count_nonzero(fail_count)),
         "uniqueQueries": int(np.count_nonzero(fail_uq)),
+        "relevance": fail_rel,
         "score": fail_score,
         "total": n,
     }

@@ -1,7 +1,15 @@
 """Pure scoring of recall entries: four signals, a weighted score, the gates, the ranking.
 
 Every function takes ``now`` from its caller; nothing here reads the clock or a file.
-The formulas are the ones OpenClaw's promotion uses, so both tools rank a store alike.
+The formulas are the ones OpenClaw's promotion uses, so both tools score a store alike.
+
+One gate is memcore's own: ``min_relevance``, the mean hit score an entry needs whatever its
+counts. The weighted score alone lets frequency, diversity and recency carry an entry its
+searches barely matched: at 10 recalls from 5 queries, a mean relevance of 0.29 reaches
+core's 0.75 (0.35 + 0.15 + 0.15 + 0.35 * 0.29). Search scores are calibrated (about the share
+of hits at that score that answer the query), so such an entry is one most of its searches
+brought up as a side hit: a broad line ("clients this winter: ...") that many queries graze.
+The gate keeps promotion for lines that answer their queries.
 """
 
 from __future__ import annotations
@@ -14,7 +22,12 @@ from typing import Any
 
 from memcore.recall.entries import is_promoted, unique_user_queries
 from memcore.workspace.clock import parse_iso
-from memcore.workspace.config import DEFAULT_HALF_LIFE_DAYS, DEFAULT_WEIGHTS, DreamingSettings
+from memcore.workspace.config import (
+    DEFAULT_HALF_LIFE_DAYS,
+    DEFAULT_MIN_RELEVANCE,
+    DEFAULT_WEIGHTS,
+    DreamingSettings,
+)
 from memcore.workspace.core import is_daily_note_path
 
 SIGNALS = ("frequency", "relevance", "diversity", "recency")
@@ -67,6 +80,7 @@ class Thresholds:
     min_unique_queries: int = 2
     half_life_days: float = DEFAULT_HALF_LIFE_DAYS
     weights: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
+    min_relevance: float = DEFAULT_MIN_RELEVANCE
 
     @classmethod
     def from_settings(cls, s: DreamingSettings, **overrides: Any) -> Thresholds:
@@ -77,6 +91,7 @@ class Thresholds:
             min_unique_queries=s.min_unique_queries,
             half_life_days=s.recency_half_life_days,
             weights=s.weights,
+            min_relevance=s.min_relevance,
         )
         return replace(base, **{k: v for k, v in overrides.items() if v is not None})
 
@@ -92,7 +107,13 @@ class Thresholds:
             if isinstance(hl, int | float) and math.isfinite(hl) and hl > 0
             else DEFAULT_HALF_LIFE_DAYS
         )
-        return Thresholds(float(ms), rc, uq, float(hl), normalize_weights(self.weights))
+        mr = self.min_relevance
+        mr = (
+            mr
+            if isinstance(mr, int | float) and math.isfinite(mr) and 0 <= mr <= 1
+            else DEFAULT_MIN_RELEVANCE
+        )
+        return Thresholds(float(ms), rc, uq, float(hl), normalize_weights(self.weights), float(mr))
 
 
 def _floor_or(value: Any, default: int) -> int:
@@ -208,7 +229,8 @@ class GateCheck:
 
 
 def gate_checks(c: Candidate, th: Thresholds) -> list[GateCheck]:
-    """Every gate in OpenClaw's order: recall count, unique queries, score."""
+    """Every gate in OpenClaw's order: recall count, unique queries, then memcore's mean
+    relevance, then the score."""
     return [
         GateCheck(
             "recallCount",
@@ -221,6 +243,12 @@ def gate_checks(c: Candidate, th: Thresholds) -> list[GateCheck]:
             c.unique_queries >= th.min_unique_queries,
             c.unique_queries,
             th.min_unique_queries,
+        ),
+        GateCheck(
+            "relevance",
+            c.avg_score >= th.min_relevance,
+            round(c.avg_score, 6),
+            th.min_relevance,
         ),
         GateCheck("score", c.raw_score >= th.min_score, round(c.raw_score, 6), th.min_score),
     ]
@@ -261,7 +289,7 @@ def rank(
         if unique_queries(e) < th.min_unique_queries:
             continue
         c = score_entry(e, now, th)
-        if c.raw_score < th.min_score:
+        if c.avg_score < th.min_relevance or c.raw_score < th.min_score:
             continue
         out.append(c)
     out.sort(key=lambda c: (-c.score, -c.recall_count, c.path))
@@ -278,7 +306,8 @@ def passes_gates(entry: Mapping[str, Any], now: datetime, th: Thresholds) -> boo
 def min_relevance_needed(
     th: Thresholds, recalls: int, unique_queries: int, age_days: float = 0.0
 ) -> float:
-    """Mean relevance a candidate needs to reach min_score at these counts (may exceed 1)."""
+    """Mean relevance a candidate needs to reach min_score at these counts and the
+    min_relevance gate (may exceed 1)."""
     th = th.sanitized()
     w = th.weights
     rest = (
@@ -287,8 +316,8 @@ def min_relevance_needed(
         + w["recency"] * recency(age_days, th.half_life_days)
     )
     if w["relevance"] <= 0:
-        return 0.0 if rest >= th.min_score else math.inf
-    return (th.min_score - rest) / w["relevance"]
+        return th.min_relevance if rest >= th.min_score else math.inf
+    return max(th.min_relevance, (th.min_score - rest) / w["relevance"])
 
 
 def feasibility(th: Thresholds) -> dict[str, Any]:

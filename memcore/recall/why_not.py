@@ -3,7 +3,8 @@
 Pure functions over scored entries (``memcore.recall.scoring``); ``now`` comes from the caller.
 For one entry, :func:`why_not` names every failing gate in words ("needs 1 more recall",
 "needs 1 more distinct query", "score 0.71 of 0.75") and says what the smallest number of
-further searches would pass all gates: each further search is assumed to find the entry at
+further searches would pass all gates (a mean relevance below ``min_relevance`` is not passed
+by more hits at that mean): each further search is assumed to find the entry at
 its current mean relevance, now (recency 1), either with a query not seen before (it counts
 toward diversity) or repeating one. When no number of searches at that relevance would pass,
 it says so, with the relevance the hits would need. :func:`nearest` picks the entries closest
@@ -56,6 +57,7 @@ def searches_to_pass(c: Candidate, th: Thresholds, distinct: bool = True) -> int
         if (
             count >= th.min_recall_count
             and queries >= th.min_unique_queries
+            and c.avg_score >= th.min_relevance  # hits at the mean do not move the mean
             and _score_after(c, th, k, distinct) >= th.min_score
         ):
             return k
@@ -70,7 +72,8 @@ def _needed_relevance(c: Candidate, th: Thresholds, searches: int) -> float:
         + w["diversity"] * diversity(c.unique_queries + searches)
         + w["recency"]
     )
-    return (th.min_score - rest) / w["relevance"] if w["relevance"] > 0 else float("inf")
+    need = (th.min_score - rest) / w["relevance"] if w["relevance"] > 0 else float("inf")
+    return max(th.min_relevance, need)
 
 
 def why_not(c: Candidate, th: Thresholds) -> dict[str, Any]:
@@ -88,6 +91,8 @@ def why_not(c: Candidate, th: Thresholds) -> dict[str, Any]:
         elif g.name == "uniqueQueries":
             n = int(g.required - g.actual)
             words = f"needs {_plural(n, 'more distinct query', 'more distinct queries')}"
+        elif g.name == "relevance":
+            words = f"mean relevance {c.avg_score:.2f} of {th.min_relevance:.2f}"
         else:
             words = f"score {c.raw_score:.2f} of {th.min_score:.2f}"
         gates.append(

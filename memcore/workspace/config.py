@@ -20,6 +20,10 @@ from memcore.workspace.core import Workspace, atomic_write_text
 
 MODES = ("off", "core", "rem", "deep")
 
+#: Mean relevance below which no entry is promoted, in every mode (memcore.recall.scoring says
+#: why): a calibrated search score of 0.5 is a hit as likely to answer its query as not.
+DEFAULT_MIN_RELEVANCE = 0.5
+
 
 @dataclass(frozen=True)
 class Preset:
@@ -28,6 +32,7 @@ class Preset:
     min_recall_count: int
     min_unique_queries: int
     limit: int = 10
+    min_relevance: float = DEFAULT_MIN_RELEVANCE
 
 
 PRESETS: dict[str, Preset] = {
@@ -292,6 +297,7 @@ class DreamingSettings:
     min_score: float = 0.75
     min_recall_count: int = 3
     min_unique_queries: int = 2
+    min_relevance: float = DEFAULT_MIN_RELEVANCE
     recency_half_life_days: float = DEFAULT_HALF_LIFE_DAYS
     max_entries: int = DEFAULT_MAX_ENTRIES
     weights: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
@@ -347,6 +353,7 @@ def dreaming_settings(cfg: Config) -> DreamingSettings:
         min_unique_queries=get_number(
             cfg, t, "min_unique_queries", preset.min_unique_queries, lo=0, hi=32, integer=True
         ),
+        min_relevance=get_number(cfg, t, "min_relevance", preset.min_relevance, lo=0, hi=1),
         recency_half_life_days=get_number(
             cfg, t, "recency_half_life_days", DEFAULT_HALF_LIFE_DAYS, lo=0.01, hi=3650
         ),
@@ -385,6 +392,7 @@ mode = "off"
 # min_score = 0.75          # gates; the mode's preset when unset
 # min_recall_count = 3
 # min_unique_queries = 2
+# min_relevance = 0.5       # mean hit score an entry needs, whatever its recall count
 # recency_half_life_days = 14
 # max_entries = 5000        # cap on the recall store
 
