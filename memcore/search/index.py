@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
+import stat
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -219,15 +220,20 @@ def _scan(
     cap = cap if cap is not None else safe_read.max_file_bytes(ws)
     root = safe_read.real_root(ws)
 
-    def add(rel: str, path: str, walked: bool) -> None:
+    def add(rel: str, path: str, walked: bool, lst: os.stat_result | None = None) -> None:
         try:
             rel.encode("utf-8")
         except UnicodeEncodeError:
             shown = rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
             problems.append((shown, "file name is not valid UTF-8"))
             return
+        if lst is not None and stat.S_ISREG(lst.st_mode) and lst.st_size <= cap:
+            found[rel] = (path, lst)  # what check() decides for a plain file in a walked folder
+            return
         try:
-            ok = safe_read.check(ws, path, max_bytes=cap, root=root, parents_checked=walked)
+            ok = safe_read.check(
+                ws, path, max_bytes=cap, root=root, parents_checked=walked, lst=lst
+            )
         except safe_read.Unreadable as exc:
             problems.append((rel, exc.reason))
             return
@@ -260,7 +266,11 @@ def _scan(
                 if not entry.name.startswith("."):
                     subdirs.append((f"{rel_dir}/{entry.name}", entry.path))
             elif entry.name.endswith(".md"):
-                add(f"{rel_dir}/{entry.name}", entry.path, True)
+                try:
+                    lst = entry.stat(follow_symlinks=False)
+                except OSError:
+                    lst = None  # check() stats it again and names what is wrong
+                add(f"{rel_dir}/{entry.name}", entry.path, True, lst)
         stack.extend(reversed(subdirs))
     return found, problems
 

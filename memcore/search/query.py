@@ -25,6 +25,7 @@ bench/eval/search); 1.000 only for a chunk whose text is the query. See docs/con
 
 from __future__ import annotations
 
+import heapq
 import logging
 import math
 import re
@@ -174,6 +175,7 @@ def candidates(
     import numpy as np
 
     from memcore.search import dense as dense_mod
+    from memcore.search.embeddings import one_blas_thread
     from memcore.search.embeddings.combined import embed_query
     from memcore.search.embeddings.hashing import idf_from_df, raw_features
     from memcore.search.fusion import calibration_for
@@ -209,20 +211,28 @@ def candidates(
         idf = math.log((n_total - n_t + 0.5) / (n_t + 0.5))
         idfs.append(idf if idf > 0 else 1e-6)
     bm25: dict[int, float] = {}
+    every: dict[int, float] = {}  # bm25 of every chunk holding a query term
     bm25_ref = specificity = 0.0
-    match = ""
     if present:
         info = sum(idfs)
         bm25_ref = info + absent * ABSENT_WEIGHT * info / len(idfs)
         specificity = query_specificity(info, n_total)
         match = " OR ".join(_fts_phrase(t) for t in present)
-        rows = conn.execute(
-            f"SELECT rowid, -bm25(search_fts, 1.0, {CONTEXT_WEIGHT}) FROM search_fts"
-            f" WHERE search_fts MATCH ? ORDER BY bm25(search_fts, 1.0, {CONTEXT_WEIGHT})"
-            " LIMIT ?",
-            (match, CANDIDATES),
-        ).fetchall()
-        bm25 = {int(r[0]): float(r[1]) for r in rows}
+        # One pass scores every match (FTS5 does so for ORDER BY ... LIMIT too); the model's
+        # neighbours then take their bm25 from it: a second MATCH restricted to their rowids
+        # runs the full-text query once per rowid (5-15 ms at 10,000 chunks).
+        cur = conn.cursor()
+        cur.row_factory = None
+        every = dict(
+            cur.execute(
+                f"SELECT rowid, -bm25(search_fts, 1.0, {CONTEXT_WEIGHT}) FROM search_fts"
+                " WHERE search_fts MATCH ?",
+                (match,),
+            ).fetchall()
+        )
+        # best first, ties by rowid (the order FTS5 returns them in)
+        top = heapq.nsmallest(CANDIDATES, every.items(), key=lambda kv: (-kv[1], kv[0]))
+        bm25 = {int(cid): float(score) for cid, score in top}
     lex_rank = {cid: i + 1 for i, cid in enumerate(bm25)}
     near: dict[int, float] = {}
     sims = ids = None
@@ -230,20 +240,15 @@ def candidates(
         got = dense_mod.dense_matrix(conn, embedder.dim)
         if got is not None:
             ids = got[0]
-            qvec = embed_query(embedder, query)  # shared with concurrent searches
+            with one_blas_thread():
+                qvec = embed_query(embedder, query)  # shared with concurrent searches
+                near, sims = dense_mod.nearest(got, qvec)
             floor = calibration_for(str(embedder.id)).dense_floor
-            near, sims = dense_mod.nearest(got, qvec)
             near = {cid: c for cid, c in near.items() if c >= floor}
     dense_rank = {cid: i + 1 for i, cid in enumerate(sorted(near, key=lambda k: -near[k]))}
-    extra = [cid for cid in near if cid not in bm25]
-    if extra and match:  # model neighbours that share words with the query
-        marks = ",".join("?" * len(extra))
-        for rowid, score in conn.execute(
-            f"SELECT rowid, -bm25(search_fts, 1.0, {CONTEXT_WEIGHT}) FROM search_fts"
-            f" WHERE search_fts MATCH ? AND rowid IN ({marks})",
-            [match, *extra],
-        ):
-            bm25[int(rowid)] = float(score)
+    for cid in near:  # model neighbours that share words with the query
+        if cid not in bm25 and cid in every:
+            bm25[cid] = float(every[cid])
     wanted = set(bm25) | set(near)
     if not wanted:
         return []

@@ -24,7 +24,6 @@ burns several times the CPU for no gain. Large calls are split over two worker t
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import importlib.util
 import os
@@ -33,11 +32,12 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from memcore.errors import ConfigError
+from memcore.search.embeddings import one_blas_thread
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
@@ -188,23 +188,6 @@ class _Weights:
         return np.asarray(z / norms[:, None], dtype=np.float32)
 
 
-@lru_cache(maxsize=1)
-def _blas_controller() -> Any:
-    """threadpoolctl's view of the loaded BLAS libraries (found once), or None without it."""
-    try:
-        from threadpoolctl import ThreadpoolController
-    except ImportError:
-        return None
-    return ThreadpoolController()
-
-
-def _one_blas_thread() -> contextlib.AbstractContextManager[Any]:
-    controller = _blas_controller()
-    if controller is None:
-        return contextlib.nullcontext()
-    return cast(contextlib.AbstractContextManager[Any], controller.limit(limits=1, user_api="blas"))
-
-
 class UseM3Embedder:
     """USE multilingual v3: 512 dimensions, L2-normalised rows, 16 languages."""
 
@@ -246,7 +229,7 @@ class UseM3Embedder:
             return np.zeros((0, DIM), dtype=np.float32)
         groups = self.ids(texts)
         # The BLAS limit is process-wide: set once here, around the workers, not inside them.
-        with _one_blas_thread():
+        with one_blas_thread():
             if self._workers == 1 or len(groups) < MIN_PARALLEL:
                 return self._run(groups)
             step = -(-len(groups) // self._workers)
