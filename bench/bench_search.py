@@ -278,7 +278,15 @@ def main() -> None:
     ap.add_argument("--split", default="tune", choices=("tune", "holdout", "fresh", "all"))
     ap.add_argument("--backends", default="hashing,minilm,use-m3")
     ap.add_argument("--misses", action="store_true", help="list the queries missed at 5")
+    ap.add_argument(
+        "--retrievers", action="store_true", help="recall@5 of bm25 alone, the model alone (tune)"
+    )
     args = ap.parse_args()
+    if args.retrievers:
+        from search_quality import print_retrievers
+
+        print_retrievers(args.split, args.backends.split(","))
+        return
     if args.quality:
         from search_quality import print_quality
 

@@ -107,6 +107,69 @@ def evaluate(backend: str, split: str, limit: int = 5) -> dict[str, Any]:
     return out
 
 
+def retrievers(backend: str, split: str) -> dict[str, dict[str, float]]:
+    """recall@5 per kind of each retriever alone: the lexical candidates by bm25 place, the
+    model's neighbours by cosine place (every backend but hashing), and the fused score; where
+    a query's answers rank when each half of the hybrid search ranks alone."""
+    from memcore.search.dense import sync_dense, uses_dense
+    from memcore.search.query import open_index, query_index, search_embedder, update_index
+    from memcore.workspace.core import Workspace
+
+    per: dict[str, dict[str, list[int]]] = {}
+    with tempfile.TemporaryDirectory() as tmp, backend_env(backend):
+        root = Path(tmp) / "ws"
+        shutil.copytree(EVAL / "workspace", root)
+        ws = Workspace(root)
+        emb = search_embedder(ws)
+        conn = open_index(ws)
+        update_index(conn, ws)
+        if uses_dense(emb):
+            sync_dense(conn, emb)
+        from memcore.search.query import candidates
+
+        for q in load_queries(split):
+            cands = candidates(conn, q["query"], emb)
+
+            def best(place: str, cands: list[Any] = cands, q: dict[str, Any] = q) -> int:
+                ranks = [
+                    getattr(c, place)
+                    for c in cands
+                    if getattr(c, place)
+                    and is_answer(
+                        {"path": c.path, "startLine": c.start_line, "endLine": c.end_line},
+                        q["answers"],
+                    )
+                ]
+                return min(ranks) if ranks else 0
+
+            hits = query_index(conn, q["query"], 5, embedder=emb)
+            fused = next((i + 1 for i, h in enumerate(hits) if is_answer(h, q["answers"])), 0)
+            row = per.setdefault(q["kind"], {"lexical": [], "dense": [], "fused": []})
+            row["lexical"].append(best("lexical_rank"))
+            row["dense"].append(best("dense_rank") if uses_dense(emb) else -1)
+            row["fused"].append(fused)
+        conn.close()
+    return {
+        kind: {
+            name: (sum(1 for r in ranks if 1 <= r <= 5) / len(ranks) if ranks[0] >= 0 else -1.0)
+            for name, ranks in row.items()
+        }
+        for kind, row in per.items()
+    }
+
+
+def print_retrievers(split: str, backends: list[str]) -> None:
+    if split != "tune":
+        raise SystemExit("--retrievers is a tuning aid: tune split only")
+    print(f"\n# recall@5 of each retriever alone, split {split}")
+    print("| backend | kind | lexical (bm25) alone | model neighbours alone | fused |")
+    print("|---|---|---|---|---|")
+    for b in available_backends(backends):
+        for kind, r in retrievers(b, split).items():
+            dense = f"{r['dense']:.2f}" if r["dense"] >= 0 else "-"
+            print(f"| {b} | {kind} | {r['lexical']:.2f} | {dense} | {r['fused']:.2f} |")
+
+
 def available_backends(wanted: list[str]) -> list[str]:
     from memcore.search.embeddings import extra_installed
 
