@@ -135,3 +135,40 @@ def test_model_vectors_are_kept_incrementally(model_ws: Workspace) -> None:
         conn.close()
     gone = search(model_ws, "bike chain service", record=False).results
     assert all(h["path"] != "memory/2026-05-05.md" for h in gone)
+
+
+class _CountingHashing:
+    """The hashing backend, counting its embed calls (what a repeated query must not cost)."""
+
+    def __init__(self) -> None:
+        from memcore.search.embeddings.hashing import HashingEmbedder
+
+        self._inner = HashingEmbedder()
+        self.id = "counting-" + self._inner.id
+        self.dim = self._inner.dim
+        self.default_merge_threshold = self._inner.default_merge_threshold
+        self.calls = 0
+
+    def embed(self, texts: list[str]):  # type: ignore[no-untyped-def]
+        self.calls += 1
+        return self._inner.embed(texts)
+
+
+def test_a_repeated_query_reuses_its_vector() -> None:
+    import numpy as np
+
+    from memcore.search import dense
+
+    emb = _CountingHashing()
+    first = dense.query_vector(emb, "tomatoes drip timer")
+    again = dense.query_vector(emb, "tomatoes drip timer")
+    assert emb.calls == 1 and again is first
+    assert np.allclose(first, emb._inner.embed(["tomatoes drip timer"])[0])
+    with pytest.raises(ValueError):
+        first[0] = 1.0  # shared between searches: read-only
+    dense.query_vector(emb, "piano lesson")
+    assert emb.calls == 2
+    for i in range(dense.QUERY_CACHE):  # the oldest query falls out of the cache
+        dense.query_vector(emb, f"query {i}")
+    dense.query_vector(emb, "tomatoes drip timer")
+    assert emb.calls == 3 + dense.QUERY_CACHE

@@ -16,7 +16,8 @@ one backend at a time; switching the backend re-embeds. ``search_meta`` keeps tw
 ``chunks_gen`` (set by every index change) and ``dense_gen`` (the chunks_gen the vectors
 match), so a search that finds them equal does no work. A process keeps the matrix of the last
 database it searched in memory, keyed by the token, so a long-running gateway or MCP server
-answers with one matrix-vector product.
+answers with one matrix-vector product; it also keeps the vectors of its last queries
+(:func:`query_vector`).
 
 The hashing backend has no dense vectors here (a 4,096-wide float matrix of every chunk would
 not fit the memory budget); its semantic signal is computed on the lexical candidates only.
@@ -28,6 +29,7 @@ import re
 import sqlite3
 import threading
 import uuid
+from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
 from memcore.workspace.db import rollback_quietly as db_rollback
@@ -173,6 +175,35 @@ def dense_matrix(conn: sqlite3.Connection, dim: int) -> Matrix | None:
         with _lock:
             _cache.update(key=key, value=value)
     return value
+
+
+QUERY_CACHE = 256  # query vectors a process keeps (an agent repeats its searches)
+_queries: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+
+
+def query_vector(embedder: Embedder, query: str) -> np.ndarray:
+    """The model's vector of ``query``, from the last ``QUERY_CACHE`` queries of this process
+    when it is one of them (the model call is the largest part of a search's own work)."""
+    import numpy as np
+
+    from memcore.search.embeddings import cache_id
+
+    key = (cache_id(embedder), query)
+    with _lock:
+        known = _queries.get(key)
+        if known is not None:
+            _queries.move_to_end(key)
+            return known
+    from memcore.search.embeddings.combined import embed_query
+
+    # one model call shared with the searches that embed at the same time
+    vec: np.ndarray = np.asarray(embed_query(embedder, query), dtype=np.float32)
+    vec.setflags(write=False)  # shared between searches
+    with _lock:
+        _queries[key] = vec
+        while len(_queries) > QUERY_CACHE:
+            _queries.popitem(last=False)
+    return vec
 
 
 def nearest(m: Matrix, qvec: np.ndarray, top: int = TOP) -> tuple[dict[int, float], np.ndarray]:

@@ -176,7 +176,6 @@ def candidates(
 
     from memcore.search import dense as dense_mod
     from memcore.search.embeddings import one_blas_thread
-    from memcore.search.embeddings.combined import embed_query
     from memcore.search.embeddings.hashing import idf_from_df, raw_features
     from memcore.search.fusion import calibration_for
     from memcore.search.fuzzy import correct
@@ -241,7 +240,7 @@ def candidates(
         if got is not None:
             ids = got[0]
             with one_blas_thread():
-                qvec = embed_query(embedder, query)  # shared with concurrent searches
+                qvec = dense_mod.query_vector(embedder, query)  # cached, else shared
                 near, sims = dense_mod.nearest(got, qvec)
             floor = calibration_for(str(embedder.id)).dense_floor
             near = {cid: c for cid, c in near.items() if c >= floor}
