@@ -137,6 +137,52 @@ def test_model_vectors_are_kept_incrementally(model_ws: Workspace) -> None:
     assert all(h["path"] != "memory/2026-05-05.md" for h in gone)
 
 
+@pytest.mark.embed
+@needs_model
+def test_an_edited_last_chunk_gets_the_vectors_of_its_new_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The last chunk indexed has the highest row id: edited in place, its row is deleted and
+    # the new text's row takes the same id. Its model vectors must follow the text.
+    import numpy as np
+
+    from memcore.search.dense import pieces
+    from memcore.search.embeddings import get_embedder
+
+    monkeypatch.setitem(os.environ, "MEMCORE_EMBEDDER", "use-m3")
+    ws = Workspace(tmp_path / "ws")
+    ws.memory_dir.mkdir(parents=True)
+    note = ws.memory_dir / "2026-05-07.md"
+    note.write_text("# 2026-05-07\n\n- The cat likes tuna.\n- The boiler was serviced.\n", "utf-8")
+    search(ws, "cat", record=False)
+    conn = open_index(ws)
+    try:
+        (last,) = conn.execute("SELECT max(id) FROM search_chunks").fetchone()
+        note.write_text(
+            "# 2026-05-07\n\n- The cat likes tuna.\n- Tax return is due on 31 July, via Elster.\n",
+            "utf-8",
+        )
+        os.utime(note, (1, 1))  # a different mtime, whatever the clock's resolution
+        search(ws, "cat", record=False)
+        row = conn.execute("SELECT id, text, context FROM search_chunks WHERE id = ?", (last,))
+        assert "Tax return" in row.fetchone()[1]  # the id was taken again
+        emb = get_embedder("use-m3")
+        for cid, text, context in conn.execute("SELECT id, text, context FROM search_chunks"):
+            stored = [
+                np.frombuffer(v, np.float32)
+                for (v,) in conn.execute(
+                    "SELECT vec FROM search_dense WHERE chunk = ? ORDER BY id", (cid,)
+                )
+            ]
+            fresh = emb.embed(pieces(text, context))
+            assert len(stored) == len(fresh)
+            assert all(float(np.dot(a, b)) > 0.999 for a, b in zip(stored, fresh, strict=True))
+    finally:
+        conn.close()
+    top = search(ws, "Steuererklärung Frist", record=False).results[0]
+    assert (top["path"], top["startLine"]) == ("memory/2026-05-07.md", 4)
+
+
 class _CountingHashing:
     """The hashing backend, counting its embed calls (what a repeated query must not cost)."""
 

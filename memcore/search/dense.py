@@ -63,6 +63,16 @@ def mark_changed(conn: sqlite3.Connection) -> None:
     conn.execute("INSERT OR REPLACE INTO search_meta VALUES ('chunks_gen', ?)", (uuid.uuid4().hex,))
 
 
+def forget(conn: sqlite3.Connection, chunk_ids: list[int]) -> None:
+    """Drop the vectors of chunks the index deletes (inside its transaction). A deleted row's
+    id can be taken again by the next chunk inserted (the last chunk of the newest note,
+    edited in place): its old vectors must not pass for the new text's."""
+    if not chunk_ids:
+        return
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'search_dense'").fetchone():
+        conn.executemany("DELETE FROM search_dense WHERE chunk = ?", [(c,) for c in chunk_ids])
+
+
 def pieces(text: str, context: str = "") -> list[str]:
     """The texts embedded for one chunk: the whole chunk with its heading, and each of its
     clauses when it has several (a query usually asks for one clause of a long note, and a
@@ -103,17 +113,12 @@ def sync_dense(
         return 0
     _ensure_table(conn)
     same_backend = _meta(conn, "dense_backend") == backend
-    have = (
-        {r[0] for r in conn.execute("SELECT DISTINCT chunk FROM search_dense")}
-        if same_backend
-        else set()
+    # only the chunks without vectors are read (one note changed: a few rows, not every text)
+    rows = conn.execute(
+        "SELECT id, text, context FROM search_chunks"
+        + (" WHERE id NOT IN (SELECT chunk FROM search_dense)" if same_backend else "")
     )
-    todo = [
-        (cid, piece)
-        for cid, text, context in conn.execute("SELECT id, text, context FROM search_chunks")
-        if cid not in have
-        for piece in pieces(text, context)
-    ]
+    todo = [(cid, piece) for cid, text, context in rows for piece in pieces(text, context)]
     vecs = embed_batches(embedder, [b for _, b in todo], progress)
     conn.execute("BEGIN IMMEDIATE")
     try:
@@ -163,7 +168,9 @@ def dense_matrix(conn: sqlite3.Connection, dim: int) -> Matrix | None:
         hit = _cache.get("key") == key
         if hit:
             return _cache["value"]  # type: ignore[no-any-return]
-    rows = conn.execute("SELECT chunk, vec FROM search_dense ORDER BY chunk, id").fetchall()
+    cur = conn.cursor()
+    cur.row_factory = None  # plain tuples: a Row object per vector costs more than its bytes
+    rows = cur.execute("SELECT chunk, vec FROM search_dense ORDER BY chunk, id").fetchall()
     owners = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
     blob = b"".join(r[1] for r in rows)
     if len(blob) != len(rows) * dim * 4:
