@@ -224,7 +224,8 @@ def _scan(
 
     def add(rel: str, path: str, walked: bool, lst: os.stat_result | None = None) -> None:
         try:
-            rel.encode("utf-8")
+            if not rel.isascii():  # the usual name needs no encoding to be known valid
+                rel.encode("utf-8")
         except UnicodeEncodeError:
             shown = rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
             problems.append((shown, "file name is not valid UTF-8"))

@@ -28,6 +28,7 @@ from __future__ import annotations
 import heapq
 import logging
 import math
+import operator
 import re
 import sqlite3
 from dataclasses import dataclass, field
@@ -229,8 +230,8 @@ def candidates(
                 (match,),
             ).fetchall()
         )
-        # best first, ties by rowid (the order FTS5 returns them in)
-        top = heapq.nsmallest(CANDIDATES, every.items(), key=lambda kv: (-kv[1], kv[0]))
+        # best first; nlargest is stable, so ties keep FTS5's order (by rowid)
+        top = heapq.nlargest(CANDIDATES, every.items(), key=operator.itemgetter(1))
         bm25 = {int(cid): float(score) for cid, score in top}
     lex_rank = {cid: i + 1 for i, cid in enumerate(bm25)}
     near: dict[int, float] = {}
