@@ -63,16 +63,6 @@ def mark_changed(conn: sqlite3.Connection) -> None:
     conn.execute("INSERT OR REPLACE INTO search_meta VALUES ('chunks_gen', ?)", (uuid.uuid4().hex,))
 
 
-def forget(conn: sqlite3.Connection, chunk_ids: list[int]) -> None:
-    """Drop the vectors of chunks the index deletes (inside its transaction). A deleted row's
-    id can be taken again by the next chunk inserted (the last chunk of the newest note,
-    edited in place): its old vectors must not pass for the new text's."""
-    if not chunk_ids:
-        return
-    if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'search_dense'").fetchone():
-        conn.executemany("DELETE FROM search_dense WHERE chunk = ?", [(c,) for c in chunk_ids])
-
-
 def pieces(text: str, context: str = "") -> list[str]:
     """The texts embedded for one chunk: the whole chunk with its heading, and each of its
     clauses when it has several (a query usually asks for one clause of a long note, and a

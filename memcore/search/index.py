@@ -30,7 +30,7 @@ from typing import Any
 
 from memcore.errors import WorkspaceError
 from memcore.search.chunks import Chunk, chunk_markdown, fts_text
-from memcore.search.dense import forget, mark_changed
+from memcore.search.dense import mark_changed
 from memcore.workspace import safe_read
 from memcore.workspace.core import Workspace
 from memcore.workspace.db import rollback_quietly as db_rollback
@@ -117,7 +117,6 @@ def _delete_chunks(conn: sqlite3.Connection, path: str, df: Any) -> int:
         )
         df[np.frombuffer(vidx, dtype=np.uint16).astype(np.intp)] -= 1
     conn.execute("DELETE FROM search_chunks WHERE path = ?", (path,))
-    forget(conn, [r[0] for r in rows])
     return len(rows)
 
 
@@ -202,7 +201,6 @@ def _replace_chunks(
         )
         df[np.frombuffer(vidx, dtype=np.uint16).astype(np.intp)] -= 1
         conn.execute("DELETE FROM search_chunks WHERE id = ?", (cid,))
-    forget(conn, [cid for cid, _ in gone])
     return len(fresh) - len(gone), fresh
 
 
