@@ -29,6 +29,8 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # memcore from this checkout
 
+from memcore.search.query import RECORD_MIN_SCORE
+
 TOKEN = "bench-token"
 TOPICS = ["kafka", "postgres", "redis", "nginx", "grafana", "terraform", "ansible", "docker"]
 
@@ -195,8 +197,13 @@ async def bench_searches(url: str, n: int) -> dict[str, object]:
         await poller
     statuses = [r.status_code for r in responses]
     bodies = [r.json() for r in responses]
+    # Only hits scoring at least RECORD_MIN_SCORE are recorded as recalls (the rest are
+    # returned, not recorded), so those are the ones that must all land in the store.
     hits = sum(
-        1 for b in bodies for r in b.get("results", []) if r["path"].startswith("memory/2026-")
+        1
+        for b in bodies
+        for r in b.get("results", [])
+        if r["path"].startswith("memory/2026-") and r["score"] >= RECORD_MIN_SCORE
     )
     recorded = sum(b.get("recorded", 0) for b in bodies)
     errors = [b.get("recordError") for b in bodies if b.get("recordError")]
@@ -482,7 +489,8 @@ def run_search(url: str, srch: Path, n: int, pid: int, embedder: str | None) -> 
         f"{search['status_p95'] * 1000:.0f} ms ({search['status_n']} polls)"
     )
     print(
-        f"daily-note hits {search['hits']}, recorded {search['recorded']}, sum of recallCount "
+        f"daily-note hits to record (score >= {RECORD_MIN_SCORE}) {search['hits']}, "
+        f"recorded {search['recorded']}, sum of recallCount "
         f"{total_recalls} ({landed:.2f} s after the last answer), lost recalls "
         f"{search['hits'] - total_recalls}, record errors {len(search['record_errors'])}"
     )
