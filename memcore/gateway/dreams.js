@@ -213,11 +213,7 @@
       `${data.qualifying} qualify of ${data.total} · needs score ${Number(data.thresholds.minScore).toFixed(3)}, ` +
       `${data.thresholds.minRecallCount} recalls and ${data.thresholds.minUniqueQueries} different queries`);
     if (!data.candidates.length) {
-      const tr = el("tr");
-      const td = el("td", "muted", "no short-term recalls yet: memory searches record them");
-      td.colSpan = 5;
-      tr.appendChild(td);
-      body.appendChild(tr);
+      emptyRow(body, "no short-term recalls yet: memory searches record them", 5);
       return;
     }
     for (const c of data.candidates) {
@@ -238,15 +234,18 @@
     }
   }
 
+  // one muted row across a table's columns, for a list with nothing in it yet
+  function emptyRow(body, message, columns) {
+    const td = el("td", "muted", message);
+    td.colSpan = columns;
+    body.appendChild(el("tr")).appendChild(td);
+  }
+
   function renderRuns(data) {
     const body = $("runs").tBodies[0];
     body.replaceChildren();
     if (!data.runs.length) {
-      const tr = el("tr");
-      const td = el("td", "muted", "no runs yet");
-      td.colSpan = 6;
-      tr.appendChild(td);
-      body.appendChild(tr);
+      emptyRow(body, "no runs yet", 6);
       return;
     }
     for (const r of data.runs) {
@@ -722,7 +721,7 @@
 
   // what the Memory view and the session jobs (memory.js, jobs.js) share with this script
   window.memcorePage = {
-    getJSON, post, el, text, whenText, utcTime, relative, showAlert, askToken, refresh,
+    getJSON, post, el, text, emptyRow, whenText, utcTime, relative, showAlert, askToken, refresh,
   };
 
   init();

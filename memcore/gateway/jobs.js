@@ -93,11 +93,7 @@
     body.replaceChildren();
     $("sessions-dream").disabled = Boolean(data.running) || data.jobs.some((j) => j.status === "running");
     if (!data.jobs.length) {
-      const tr = el("tr");
-      const td = el("td", "muted", "No session dream has run yet.");
-      td.colSpan = 7;
-      tr.appendChild(td);
-      body.appendChild(tr);
+      P.emptyRow(body, "No session dream has run yet.", 7);
       return;
     }
     for (const j of data.jobs) {
