@@ -85,3 +85,21 @@ def held_lock(ws: Workspace) -> Iterator[subprocess.Popen[str]]:
         yield holder
     finally:
         holder.communicate("", timeout=30)
+
+
+def wait_healthy(url: str, proc: subprocess.Popen[Any], timeout: float = 30) -> None:
+    """Poll ``url``/healthz until a gateway process answers 200; fail if it exits first or
+    ``timeout`` seconds pass."""
+    import time
+
+    import httpx
+
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        assert time.monotonic() < deadline and proc.poll() is None, f"{url} never answered"
+        time.sleep(0.05)

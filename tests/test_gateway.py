@@ -6,7 +6,6 @@ import json
 import tomllib
 from pathlib import Path
 
-import httpx
 import pytest
 
 from memcore.errors import PortInUse
@@ -14,7 +13,7 @@ from memcore.gateway.server import bind_socket
 from memcore.gateway.workspaces import build_served, pick, workspaces_from_user_file
 from memcore.recall.store import read_store
 from memcore.workspace.core import Workspace
-from tests.conftest import invoke
+from tests.conftest import invoke, wait_healthy
 from tests.test_gateway_helpers import FACT, TOKEN, gateway, make_ws, seed_candidate, seed_weak
 
 
@@ -311,7 +310,6 @@ def test_cli_gateway_starts_logs_and_stops_on_sigterm(ws: Workspace, tmp_path: P
     import signal
     import subprocess
     import sys
-    import time
 
     taken = bind_socket("127.0.0.1", 0)
     port = taken.getsockname()[1]
@@ -324,15 +322,7 @@ def test_cli_gateway_starts_logs_and_stops_on_sigterm(ws: Workspace, tmp_path: P
         text=True,
     )
     try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline and proc.poll() is None
-            time.sleep(0.05)
+        wait_healthy(f"http://127.0.0.1:{port}", proc, timeout=20)
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=20)
     finally:

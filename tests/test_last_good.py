@@ -20,6 +20,7 @@ from memcore.gateway.server import bind_socket
 from memcore.schedule import jobs as schedule
 from memcore.workspace import last_good
 from memcore.workspace.core import Workspace
+from tests.conftest import wait_healthy
 from tests.test_gateway_helpers import seed_candidate
 
 GOOD = '[dreaming]\nmode = "core"\ncron = "17 * * * *"\ntimezone = "UTC"\nlimit = 7\n'
@@ -41,15 +42,7 @@ def real_gateway(ws: Workspace) -> Iterator[httpx.Client]:
     proc = subprocess.Popen(cmd, env=env, stderr=subprocess.PIPE, text=True)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline and proc.poll() is None, proc.stderr
-            time.sleep(0.05)
+        wait_healthy(url, proc, timeout=60)
         with httpx.Client(base_url=url, timeout=60) as client:
             yield client
     finally:

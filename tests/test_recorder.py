@@ -16,7 +16,7 @@ from memcore.search.query import search
 from memcore.search.recorder import BatchRecorder
 from memcore.workspace.clock import utcnow
 from memcore.workspace.core import Workspace
-from tests.conftest import held_lock
+from tests.conftest import held_lock, wait_healthy
 
 
 def _notes(ws: Workspace, days: int = 3) -> None:
@@ -175,7 +175,6 @@ def test_sigterm_drains_the_queue_before_the_gateway_exits(ws: Workspace) -> Non
     import signal
     import subprocess
     import sys
-    import time
     from pathlib import Path
 
     import httpx
@@ -195,15 +194,7 @@ def test_sigterm_drains_the_queue_before_the_gateway_exits(ws: Workspace) -> Non
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline and proc.poll() is None
-            time.sleep(0.05)
+        wait_healthy(url, proc, timeout=60)
         headers = {"Authorization": "Bearer t"}
         accepted = 0
         with httpx.Client(base_url=url, headers=headers, timeout=60) as c:
