@@ -17,7 +17,8 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-from memcore.workspace.core import Workspace
+from memcore.errors import WorkspaceError
+from memcore.workspace.core import Workspace, read_regular_head
 
 UNSORTED = "unsorted"
 _CLAUDE_NAME_RE = re.compile(r"[^A-Za-z0-9]")
@@ -27,9 +28,8 @@ _HEAD_BYTES = 256 * 1024
 def transcript_cwd(path: Path) -> str | None:
     """The first ``cwd`` a transcript records (read from its head), or None."""
     try:
-        with open(path, "rb") as fh:
-            head = fh.read(_HEAD_BYTES)
-    except OSError:
+        head = read_regular_head(path, _HEAD_BYTES)  # a FIFO there now: refused, not waited on
+    except (OSError, WorkspaceError):
         return None
     for raw in head.split(b"\n"):
         if b'"cwd"' not in raw:

@@ -18,10 +18,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from memcore.errors import InputError, UnsupportedFormat
+from memcore.errors import InputError, UnsupportedFormat, WorkspaceError
 from memcore.sessions.attachments import Attachment, attachment_of, attachments_of
+from memcore.workspace.core import read_regular_bytes
 
 SNIFF_LINES = 20
+#: A transcript is read whole; one larger than this is refused (listed as unreadable)
+MAX_TRANSCRIPT_BYTES = 1 << 30
 
 
 @dataclass(frozen=True)
@@ -130,9 +133,13 @@ class _Pos:
 
 
 def read_transcript(path: Path) -> Transcript:
-    """Parse a transcript file. Raises InputError when it cannot be read at all."""
+    """Parse a transcript file. Raises InputError when it cannot be read at all, or when
+    what is at ``path`` now is no regular file (a FIFO put there after the scan is opened
+    without blocking and refused, never waited on)."""
     try:
-        data = path.read_bytes()
+        data = read_regular_bytes(path, MAX_TRANSCRIPT_BYTES)
+    except WorkspaceError as exc:
+        raise InputError(str(exc)) from None
     except OSError as exc:
         raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
     if b"\x00" in data:

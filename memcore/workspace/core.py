@@ -423,11 +423,10 @@ def _fsync_dir(directory: Path) -> None:
 MAX_TEXT_BYTES = 64 * 1024 * 1024  # a markdown file larger than this is not read
 
 
-def read_regular_bytes(path: Path | str, max_bytes: int = MAX_TEXT_BYTES) -> bytes:
-    """The bytes of a regular file, never blocking on a FIFO nor reading a device.
-
-    Raises WorkspaceError for a directory, a FIFO, a device (a link to /dev/zero), a file over
-    ``max_bytes`` or one that cannot be read; FileNotFoundError when it does not exist."""
+def _open_regular(path: Path | str, max_bytes: int | None) -> int:
+    """A descriptor of the regular file at ``path``, opened without blocking (a FIFO put
+    there after a caller's own check cannot hang the open) and checked with ``fstat`` on the
+    descriptor itself, so what is read is what was checked."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except IsADirectoryError:
@@ -444,8 +443,21 @@ def read_regular_bytes(path: Path | str, max_bytes: int = MAX_TEXT_BYTES) -> byt
             raise WorkspaceError(f"{path} is a directory, expected a markdown file")
         if not stat.S_ISREG(st.st_mode):
             raise WorkspaceError(f"{path} is not a regular file (a FIFO, socket or device)")
-        if st.st_size > max_bytes:
+        if max_bytes is not None and st.st_size > max_bytes:
             raise WorkspaceError(f"{path} is {st.st_size} bytes, over the {max_bytes} limit")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_regular_bytes(path: Path | str, max_bytes: int = MAX_TEXT_BYTES) -> bytes:
+    """The bytes of a regular file, never blocking on a FIFO nor reading a device.
+
+    Raises WorkspaceError for a directory, a FIFO, a device (a link to /dev/zero), a file over
+    ``max_bytes`` or one that cannot be read; FileNotFoundError when it does not exist."""
+    fd = _open_regular(path, max_bytes)
+    try:
         chunks: list[bytes] = []
         total = 0
         while True:
@@ -458,6 +470,27 @@ def read_regular_bytes(path: Path | str, max_bytes: int = MAX_TEXT_BYTES) -> byt
             total += len(part)
             if total > max_bytes:
                 raise WorkspaceError(f"{path} grew past the {max_bytes}-byte limit while read")
+            chunks.append(part)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def read_regular_head(path: Path | str, size: int) -> bytes:
+    """At most the first ``size`` bytes of a regular file, with the checks of
+    :func:`read_regular_bytes` (whatever the file's length)."""
+    fd = _open_regular(path, None)
+    try:
+        chunks: list[bytes] = []
+        total = 0
+        while total < size:
+            try:
+                part = os.read(fd, min(1 << 20, size - total))
+            except OSError as exc:
+                raise WorkspaceError(f"{path} cannot be read: {exc.strerror or exc}") from None
+            if not part:
+                break
+            total += len(part)
             chunks.append(part)
         return b"".join(chunks)
     finally:
