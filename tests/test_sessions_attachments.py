@@ -160,3 +160,27 @@ def test_attachments_are_references_never_content(ws: Workspace) -> None:
     assert "attachment: file invoice.pdf (text/plain" in text
     assert "at https://files.example.com/shots/a.png" in text
     assert INFERRED not in text and PNG[:40] not in text
+
+
+def test_the_session_view_lists_its_attachments(ws: Workspace) -> None:
+    path = ws.root / "sessions" / "cc.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in records()), encoding="utf-8")
+    assert execute(ws, now=NOW)["status"] == "ok"
+
+    out = recall(ws, {"memory": "session", "session": "cc"})
+    assert [(a["message"], a["kind"], a["name"], a["location"]) for a in out["attachments"]] == [
+        (0, "image", None, "inline"),
+        (0, "file", "invoice.pdf", "inline"),
+        (2, "image", "a.png", "https://files.example.com/shots/a.png"),
+    ]
+    assert out["attachments"][0]["message_ref"] == "u-1"
+    assert out["attachments"][0]["size"] == 1208
+    assert INFERRED not in json.dumps(out) and PNG[:40] not in json.dumps(out)
+    text = invoke(ws, "recall", "session", "cc").output
+    assert "attachments:" in text
+    assert "[0] file invoice.pdf (text/plain" in text
+    assert "[2] image a.png (unknown type) at https://files.example.com/shots/a.png" in text
+
+    path.unlink()  # the transcript gone: the view still answers, without attachments
+    assert recall(ws, {"memory": "session", "session": "cc"})["attachments"] == []

@@ -73,6 +73,10 @@ def _print(result: dict[str, Any], as_json: bool) -> None:
             )
     for v in result.get("versions", []) if isinstance(result.get("versions"), list) else []:
         click.echo(f"  {v['ref']}  {v['created_at']}  messages {', '.join(v['messages'])}")
+    if result.get("attachments"):
+        click.echo("attachments:")
+        for a in result["attachments"]:
+            click.echo(f"  [{a['message']}] {_attachment_line(a)}")
     if result.get("memory") == "decisions":
         if not result.get("items"):
             click.echo("(no decisions recorded)")

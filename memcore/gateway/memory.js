@@ -246,8 +246,9 @@
     box.appendChild(el("strong", "", key === "decisions" ? "Decisions" : "Attachments"));
     const ul = el("ul", "plain");
     for (const x of xs) {
+      const where = key === "attachments" && typeof x.message === "number" ? ` · message #${x.message}` : "";
       ul.appendChild(el("li", "", typeof x === "string" ? x :
-        x.quote || x.text || attachmentText(x)));
+        x.quote || x.text || `${attachmentText(x)}${where}`));
     }
     box.appendChild(ul);
     return box;

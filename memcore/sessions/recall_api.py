@@ -328,8 +328,26 @@ def _session(ws: Workspace, args: dict[str, Any]) -> dict[str, Any]:
         "current": _version_dict(v),
         "versions": versions,
         "decisions": [decisions.as_dict(r) for r in decided],
+        "attachments": _session_attachments(info),
         "next_cursor": str(cursor + limit) if len(rows) > limit else None,
     }
+
+
+def _session_attachments(info: catalog.SessionInfo) -> list[dict[str, Any]]:
+    """The references of every image and file block of the session as its transcript is now
+    (name, type, size, where it was; never the content), each with the message it came in;
+    none when the transcript cannot be read now."""
+    if info.status != "ok":
+        return []
+    try:
+        msgs = read_transcript(info.path).messages
+    except InputError:
+        return []
+    return [
+        {**_attachment(a), "message": m.index, "message_ref": m.ref}
+        for m in msgs
+        for a in m.attachments
+    ]
 
 
 def _messages(
