@@ -108,3 +108,22 @@ def test_decisions_of_a_session_that_leaves_sharing_are_withheld_and_purge_reach
     assert "decision:" in r.output
     [d] = recall(ws, {"memory": "decisions"})["items"]
     assert "blue-green" not in d["quote"] and "[purged]" in d["quote"]
+
+
+def test_recall_decisions_pages_by_limit_like_the_library(ws: Workspace) -> None:
+    for i in range(3):
+        make_session(ws, f"s{i}", TURNS)
+    assert execute(ws, now=NOW, llm=ExtractiveLLM())["status"] == "ok"
+    every = recall(ws, {"memory": "decisions", "limit": 100})
+    assert every["total"] >= 6 and every["next_cursor"] is None
+    first = json.loads(invoke(ws, "recall", "decisions", "--limit", "2", "--json").stdout)
+    lib = recall(ws, {"memory": "decisions", "limit": 2})
+    assert [d["id"] for d in first["items"]] == [d["id"] for d in lib["items"]]
+    assert len(first["items"]) == 2 and first["nextCursor"] == "2"
+    second = json.loads(
+        invoke(ws, "recall", "decisions", "--limit", "2", "--cursor", "2", "--json").stdout
+    )
+    ids = [d["id"] for d in first["items"] + second["items"]]
+    assert ids == [d["id"] for d in every["items"][:4]]
+    bad = invoke(ws, "recall", "decisions", "--limit", "101")
+    assert bad.exit_code == 2 and "--limit" in bad.output

@@ -173,6 +173,13 @@ version_option = click.option(
 )
 
 
+def limit_option(what: str) -> Any:
+    """``--limit``: items per page of a list, as the library's and the HTTP route's ``limit``."""
+    return click.option(
+        "--limit", type=IntRange(min=1, max=100), help=f"{what} per page (1-100, default 20)."
+    )
+
+
 @recall_group.command("global")
 @version_option
 @edit_option
@@ -195,9 +202,10 @@ def recall_global(version: int | None, editing: bool, text: str | None, as_json:
 
 
 @recall_group.command("projects")
+@limit_option("Projects")
 @cursor_option
 @json_option
-def recall_projects(cursor: str | None, as_json: bool) -> None:
+def recall_projects(limit: int | None, cursor: str | None, as_json: bool) -> None:
     """The projects (workspaces) with short memories.
 
     \b
@@ -205,7 +213,7 @@ def recall_projects(cursor: str | None, as_json: bool) -> None:
       memcore recall projects
       memcore recall projects --cursor 20 --json
     """
-    _recall({"memory": "projects", "cursor": cursor}, as_json)
+    _recall({"memory": "projects", "limit": limit, "cursor": cursor}, as_json)
 
 
 @recall_group.command("project")
@@ -238,9 +246,7 @@ def recall_project(
     "--query",
     help="Only sessions whose id, title or latest short memory holds every word of QUERY.",
 )
-@click.option(
-    "--limit", type=IntRange(min=1, max=100), help="Sessions per page (1-100, default 20)."
-)
+@limit_option("Sessions")
 @cursor_option
 @json_option
 def recall_sessions(
@@ -327,9 +333,10 @@ def recall_session(
 
 @recall_group.command("sources")
 @click.argument("reference")
+@limit_option("Sources")
 @cursor_option
 @json_option
-def recall_sources(reference: str, cursor: str | None, as_json: bool) -> None:
+def recall_sources(reference: str, limit: int | None, cursor: str | None, as_json: bool) -> None:
     """The sources of a memory version (REF like project:ID@v3), with each source message's
     stable reference and whether the transcript still says the same there (same, moved,
     changed, gone); or the messages of a message reference (session:ID#A..B, session:ID#A,
@@ -341,16 +348,23 @@ def recall_sources(reference: str, cursor: str | None, as_json: bool) -> None:
       memcore recall sources 'session:5b7c2e0a#u-1..a-2' --json
       memcore recall sources 'session:5b7c2e0a#0-5'
     """
-    _recall({"memory": "sources", "reference": reference, "cursor": cursor}, as_json)
+    _recall(
+        {"memory": "sources", "reference": reference, "limit": limit, "cursor": cursor}, as_json
+    )
 
 
 @recall_group.command("decisions")
 @click.option("--project", "project_id", help="Project id (default: this workspace).")
 @click.option("--session", "session_id", help="One session's decisions, whatever its sharing.")
+@limit_option("Decisions")
 @cursor_option
 @json_option
 def recall_decisions(
-    project_id: str | None, session_id: str | None, cursor: str | None, as_json: bool
+    project_id: str | None,
+    session_id: str | None,
+    limit: int | None,
+    cursor: str | None,
+    as_json: bool,
 ) -> None:
     """Explicit user decisions, newest first: the verbatim quote (redacted), the messages it
     came from and who found it (pattern, model). Decisions of sessions that left sharing
@@ -361,8 +375,15 @@ def recall_decisions(
       memcore recall decisions
       memcore recall decisions --project payrail-api-7fdf82 --json
       memcore recall decisions --session 5b7c2e0a
+      memcore recall decisions --limit 50 --cursor 50
     """
     _recall(
-        {"memory": "decisions", "project": project_id, "session": session_id, "cursor": cursor},
+        {
+            "memory": "decisions",
+            "project": project_id,
+            "session": session_id,
+            "limit": limit,
+            "cursor": cursor,
+        },
         as_json,
     )
