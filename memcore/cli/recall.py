@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import click
 
 from memcore.cli.common import IntRange, current_workspace, echo_json, json_option
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 @click.group("recall")
@@ -173,7 +176,7 @@ version_option = click.option(
 )
 
 
-def limit_option(what: str) -> Any:
+def limit_option(what: str) -> Callable[[F], F]:
     """``--limit``: items per page of a list, as the library's and the HTTP route's ``limit``."""
     return click.option(
         "--limit", type=IntRange(min=1, max=100), help=f"{what} per page (1-100, default 20)."
