@@ -377,8 +377,7 @@ def recall_decisions(
     Examples:
       memcore recall decisions
       memcore recall decisions --project payrail-api-7fdf82 --json
-      memcore recall decisions --session 5b7c2e0a
-      memcore recall decisions --limit 50 --cursor 50
+      memcore recall decisions --session 5b7c2e0a --limit 50
     """
     _recall(
         {
