@@ -125,3 +125,22 @@ def test_concurrent_openers_set_a_corrupt_file_aside_once(tmp_path: Path) -> Non
     errs = [p.communicate(timeout=60)[1] for p in procs]
     assert [p.returncode for p in procs] == [0] * 4, errs
     assert len(asides(path)) == 1
+
+
+def test_a_recovery_killed_midway_leaves_nothing_in_the_way(tmp_path: Path) -> None:
+    path = tmp_path / "memcore.sqlite"
+    make_db(path, rows=10)
+    stale = tmp_path / "memcore.sqlite.recovering-999999"
+    stale.write_bytes(b"half a database")  # what a recovery killed before its rename leaves
+    data = bytearray(path.read_bytes())
+    data[0:16] = b"garbage garbage!"
+    path.write_bytes(bytes(data))
+    conn = db.connect(path)
+    try:
+        conn.execute("CREATE TABLE t (x)")  # a working database took the corrupt one's place
+        assert [r[0] for r in conn.execute("PRAGMA quick_check")] == ["ok"]
+    finally:
+        conn.close()
+    assert not stale.exists()
+    assert not list(tmp_path.glob("*.recovering-*"))
+    assert len(asides(path)) == 1

@@ -160,12 +160,12 @@ def test_page_review_sessions_and_health(ws: Workspace, page_factory) -> None:
         report = page.locator("#sessions")
         expect(report.locator("dd.read")).to_contain_text("alpha")
         expect(report.locator("dd.skipped")).to_contain_text("broken: unreadable")
-        assert "session:alpha" in report.locator("dd.wrote").inner_text()
-        assert "calls" in report.locator("dd.tokens").inner_text()
+        expect(report.locator("dd.wrote")).to_contain_text("session:alpha")
+        expect(report.locator("dd.tokens")).to_contain_text("calls")
         health = page.locator("#health")
         expect(health.locator(".missing-links")).to_contain_text("memory/deploy.md")
         expect(health.locator(".unlinked")).to_contain_text("memory/topic.md")
-        assert "of 20000 characters" in health.locator(".memory-size").inner_text()
+        expect(health.locator(".memory-size")).to_contain_text("of 20000 characters")
         assert health.locator("table.unverified tbody tr").count() >= 4
         assert MARKUP in health.inner_text()  # shown as text, never parsed as markup
         assert page.locator("img").count() == 0
@@ -175,7 +175,7 @@ def test_page_review_sessions_and_health(ws: Workspace, page_factory) -> None:
         conflict.locator("button[data-choice='a']").click()
         expect(conflict).to_have_count(0, timeout=15000)
         expect(page.locator(".review-item")).to_have_count(1)  # the merge still waits
-        assert "resolved" in page.locator("#action-status").inner_text()
+        expect(page.locator("#action-status")).to_contain_text("resolved")
         assert page.evaluate("window.__marker") == 7  # no reload
         assert not errors, errors
     text = ws.memory_md.read_text(encoding="utf-8")

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -75,11 +74,12 @@ def test_two_gateways_run_a_slot_once_and_the_second_says_so(
     ws = make_ws(tmp_path / "ws")
     ran: list[str] = []
     started = threading.Event()
+    release = threading.Event()
 
     def slow(w: Workspace, now: datetime) -> dict:
         ran.append("x")
         started.set()
-        time.sleep(1.0)  # still running when the second gateway looks at the slot
+        release.wait(30)  # still running when the second gateway looks at the slot
         return {}
 
     once_job("t-once", slow, jobs)
@@ -89,7 +89,10 @@ def test_two_gateways_run_a_slot_once_and_the_second_says_so(
     ):
         started.wait(20)
         with gateway([ws], max_sleep=0.1) as (two, _c2, _):
-            wait_for(lambda: "slot already claimed" in caplog.text or len(ran) > 1)
+            try:
+                wait_for(lambda: "slot already claimed" in caplog.text or len(ran) > 1)
+            finally:
+                release.set()
             wait_for(lambda: load_state(ws, "t-once").last_status == "ok")
             assert two.gateway.scheduler.peers
     assert ran == ["x"]

@@ -27,6 +27,7 @@ import sqlite3
 import time
 from collections.abc import Iterator
 from contextvars import ContextVar
+from glob import escape as glob_escape
 from pathlib import Path
 from typing import Any
 
@@ -248,19 +249,34 @@ def _quarantine(path: Path, reason: str) -> sqlite3.Connection:
             if not is_corrupt(exc):
                 raise translate(exc, path) from None
         aside = _link_aside(path)
+        with contextlib.suppress(FileNotFoundError):
+            os.link(path.with_name(path.name + "-wal"), aside.with_name(aside.name + "-wal"))
+        # The recovered database is built under a name of its own and renamed over the corrupt
+        # one when complete: another process opening ``path`` meanwhile finds the corrupt file
+        # (and waits on the quarantine lock), never a missing or half-salvaged one.
+        for stale in path.parent.glob(f"{glob_escape(path.name)}.recovering-*"):
+            with contextlib.suppress(FileNotFoundError):  # a recovery killed midway
+                os.unlink(stale)
+        fresh = path.with_name(f"{path.name}.recovering-{os.getpid()}")
+        try:
+            conn = _open(fresh)
+        except sqlite3.Error as exc:
+            raise translate(exc, fresh) from None
+        try:
+            recovered, lost = salvage(aside, conn)
+            _note(conn, aside, reason, recovered, lost)
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        finally:
+            conn.close()
         for suffix in ("-wal", "-shm"):
-            side = path.with_name(path.name + suffix)
             with contextlib.suppress(FileNotFoundError):
-                if suffix == "-wal":
-                    os.link(side, aside.with_name(aside.name + suffix))
-                os.unlink(side)
-        os.unlink(path)
+                os.unlink(path.with_name(path.name + suffix))
+        os.replace(fresh, path)
+        _remove_db_files(fresh)
         try:
             conn = _open(path)
         except sqlite3.Error as exc:
             raise translate(exc, path) from None
-        recovered, lost = salvage(aside, conn)
-        _note(conn, aside, reason, recovered, lost)
         log.warning(
             "database %s was corrupt (%s); set aside as %s. Recovered: %s. Lost: %s. %s",
             path,
@@ -275,6 +291,13 @@ def _quarantine(path: Path, reason: str) -> sqlite3.Connection:
         raise DatabaseError(f"database {path} is corrupt and cannot be set aside: {exc}") from None
     finally:
         lock.release()
+
+
+def _remove_db_files(path: Path) -> None:
+    """Remove a database file and its ``-wal`` / ``-shm`` companions, if present."""
+    for suffix in ("", "-wal", "-shm"):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path.with_name(path.name + suffix))
 
 
 def restore_hint(path: Path | str, aside: Path | str) -> str:
