@@ -65,10 +65,14 @@ def test_sketch_is_the_dense_fold_bit_for_bit() -> None:
 def test_best_columns_ranks_by_value_then_column() -> None:
     rng = np.random.default_rng(2)
     block = rng.integers(0, 50, size=(40, 3000)).astype(np.float32)  # many equal values
-    got = nb._best_columns(block, 16)
-    for row, cols in zip(block, got, strict=True):
-        want = sorted(range(len(row)), key=lambda c: (-row[c], c))[:16]
-        assert cols.tolist() == want
+    crowded = rng.random((30, 3200)).astype(np.float32)  # no columns after the groups
+    crowded[:, ::100] += 2.0  # every best column in one group (column % 100 == 0)
+    crowded[:5, 3100] = -np.inf
+    for blk in (block, crowded):
+        got = nb._best_columns(blk, 16)
+        for row, cols in zip(blk, got, strict=True):
+            want = sorted(range(len(row)), key=lambda c: (-row[c], c))[:16]
+            assert cols.tolist() == want
 
 
 def test_topk_equals_the_full_selection_with_ties() -> None:

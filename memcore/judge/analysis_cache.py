@@ -128,12 +128,14 @@ class AnalysisCache:
         self.conn = conn
         conn.execute(_SCHEMA)
         self._loaded: set[str] = set()
+        self._keys: tuple[str, frozenset[str], dict[str, str]] = ("", frozenset(), {})
 
     def load(self, analyzer: Analyzer, texts: Iterable[str]) -> int:
         """Put the stored analyses of ``texts`` into ``analyzer``'s cache; returns how many
         were found. A row that does not decode is skipped (analysed again, then replaced)."""
         fp = _tables(analyzer)
         keys = {_key(fp, analyzer, t): t for t in dict.fromkeys(texts)}
+        self._keys = (fp, analyzer.names, {t: k for k, t in keys.items()})
         if not keys:
             return 0
         found: dict[str, Analysis] = {}
@@ -157,7 +159,8 @@ class AnalysisCache:
         yet) and drop every other row; returns how many were written."""
         fp = _tables(analyzer)
         unique = list(dict.fromkeys(texts))
-        keys = [_key(fp, analyzer, t) for t in unique]
+        known = self._keys[2] if self._keys[:2] == (fp, analyzer.names) else {}
+        keys = [known.get(t) or _key(fp, analyzer, t) for t in unique]  # load made most
         rows: list[tuple[str, bytes]] = []
         try:
             for t, key in zip(unique, keys, strict=True):

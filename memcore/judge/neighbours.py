@@ -14,7 +14,12 @@ for hashed vectors) ranks them. Never an n x n matrix.
 
 from __future__ import annotations
 
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
+
+from memcore.judge.parallel import default_workers
 
 _PROJECT_DIM = 256
 _PROJECT_MARGIN = 0.15
@@ -64,18 +69,32 @@ _GROUP = 32  # columns per group when a row's best values are pre-selected
 def _best_columns(block: np.ndarray, m: int) -> np.ndarray:
     """The ``m`` best columns of each row of ``block`` (highest value first, equal values by
     lower column), without sorting whole rows: the ``m``-th highest of the row's group maxima
-    (groups of :data:`_GROUP` columns) is a lower bound of its ``m``-th highest value, so
-    only the few values at or above it are ranked. Needs ``m`` groups or more per row."""
+    is a lower bound of its ``m``-th highest value, so only the few values at or above it
+    are ranked, and only the groups whose maximum reaches it are read again.
+
+    A group is every ``g``-th column (column ``c`` is in group ``c % g``, ``g = n //``
+    :data:`_GROUP`): the maxima are then an elementwise maximum of contiguous runs (fast),
+    not a reduction along short rows. The last ``n % g`` columns are always ranked. Needs
+    ``m`` groups or more per row. Any grouping gives the same result: what is ranked always
+    holds every value at or above the bound."""
     b, n = block.shape
-    full = n // _GROUP
-    gmax = block[:, : full * _GROUP].reshape(b, full, _GROUP).max(axis=2)
-    if n > full * _GROUP:
-        tail = block[:, full * _GROUP :].max(axis=1, keepdims=True)
-        gmax = np.concatenate([gmax, tail], axis=1)
-    g = int(gmax.shape[1])
+    g = n // _GROUP
+    main = block[:, : g * _GROUP].reshape(b, _GROUP, g)  # main[r, s, x] = block[r, s*g + x]
+    gmax = main.max(axis=1)
     bound = np.partition(gmax, g - m, axis=1)[:, g - m]
-    rr, cc = np.nonzero(block >= bound[:, None])  # rows ascending, then columns
-    vv = block[rr, cc]
+    rr, gg = np.nonzero(gmax >= bound[:, None])  # the groups that can hold a value >= bound
+    step = np.arange(_GROUP, dtype=np.int64) * g
+    vals = main[rr, :, gg]  # (groups, _GROUP)
+    cols = gg[:, None] + step[None, :]
+    rows = np.repeat(rr, _GROUP)
+    vals, cols = vals.reshape(-1), cols.reshape(-1)
+    if n > g * _GROUP:  # the columns after the groups: ranked in every row
+        tail = np.arange(g * _GROUP, n, dtype=np.int64)
+        rows = np.concatenate([rows, np.repeat(np.arange(b), len(tail))])
+        cols = np.concatenate([cols, np.tile(tail, b)])
+        vals = np.concatenate([vals, block[:, g * _GROUP :].reshape(-1)])
+    keep = vals >= bound[rows]
+    rr, cc, vv = rows[keep], cols[keep], vals[keep]
     order = np.lexsort((cc, -vv, rr))
     rr, cc = rr[order], cc[order]
     starts = np.searchsorted(rr, np.arange(b))
@@ -88,9 +107,11 @@ def topk_neighbours(vecs: np.ndarray, k: int) -> list[tuple[int, int, float]]:
     pairs sorted by (i, j). Wide vectors of many rows: 3k coarse neighbours in a sketch,
     re-ranked with the exact cosine.
 
-    The matrix products run as they always have (numpy's BLAS, its own threads): a
-    different thread count can change a product in its last bit, and so which of two equal
-    neighbours is kept. Large rows are pre-selected (:func:`_best_columns`); a row whose
+    The matrix products run as they always have (numpy's BLAS, its own threads), one at a
+    time: a different thread count can change a product in its last bit, and so which of
+    two equal neighbours is kept. With many blocks, two threads take turns (one ranks its
+    block while the other's product runs); each block is ranked on its own, so the pairs
+    do not depend on it. Large rows are pre-selected (:func:`_best_columns`); a row whose
     choice rests on equal similarities (the last place shared by two rows) is chosen with
     ``np.argpartition`` instead, which decides such ties as this function always has."""
     n = int(vecs.shape[0])
@@ -106,9 +127,11 @@ def topk_neighbours(vecs: np.ndarray, k: int) -> list[tuple[int, int, float]]:
     kc = min(3 * kk if wide else kk, n - 1)
     vt = np.ascontiguousarray(coarse.T)
     fast = n // _GROUP >= 4 * (kc + 1) and not (wide and dots.dense)
+    gemm = threading.Lock()
 
     def block_top(s: int) -> tuple[np.ndarray, np.ndarray]:
-        block = coarse[s : s + _BLOCK] @ vt  # (rows, n)
+        with gemm:  # one product at a time, on BLAS's own threads (see above)
+            block = coarse[s : s + _BLOCK] @ vt  # (rows, n)
         b = block.shape[0]
         here = np.arange(b)
         block[here, here + s] = -np.inf  # not oneself
@@ -131,7 +154,12 @@ def topk_neighbours(vecs: np.ndarray, k: int) -> list[tuple[int, int, float]]:
             sims[idx] = dots(np.repeat(idx + s, kc), top[idx].reshape(-1)).reshape(-1, kc)
         return top, sims.reshape(-1)
 
-    parts = [block_top(s) for s in range(0, n, _BLOCK)]
+    starts = range(0, n, _BLOCK)
+    if len(starts) >= 4 and default_workers() >= 2:  # a block's ranking beside the next product
+        with ThreadPoolExecutor(2, thread_name_prefix="memcore-topk") as pool:
+            parts = list(pool.map(block_top, starts))
+    else:
+        parts = [block_top(s) for s in starts]
     ii = np.repeat(np.arange(n, dtype=np.int64), kc)
     jj = np.concatenate([t.reshape(-1) for t, _ in parts]).astype(np.int64)
     sims = np.concatenate([d for _, d in parts])
