@@ -3,6 +3,9 @@ chunk, and a new chunk never takes the id of a deleted chunk that still has mode
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import numpy as np
 
 from memcore.search.chunks import Chunk
@@ -63,3 +66,54 @@ def test_new_chunks_skip_ids_that_still_have_model_vectors(ws: Workspace) -> Non
     update_index(conn, ws)
     ids = [r[0] for r in conn.execute("SELECT id FROM search_chunks ORDER BY id")]
     assert top not in ids and max(ids) > top
+
+
+def _index_rows(ws: Workspace) -> tuple[set[tuple[object, ...]], set[tuple[object, ...]], object]:
+    conn = open_index(ws)
+    try:
+        update_index(conn, ws)
+        chunks = set(
+            map(
+                tuple,
+                conn.execute(
+                    "SELECT path, start_line, end_line, text, context, vidx, vval"
+                    " FROM search_chunks"
+                ),
+            )
+        )
+        files = set(
+            map(tuple, conn.execute("SELECT path, size, sha1, chunks, error FROM search_files"))
+        )
+        words = {
+            w: conn.execute(
+                "SELECT count(*) FROM search_fts WHERE search_fts MATCH ?", (w,)
+            ).fetchone()[0]
+            for w in ("deploy", "rollback", "edited", "big", "東京")
+        }
+        df, n = load_df(conn)
+        return chunks, files, (words, df.tobytes(), n)
+    finally:
+        conn.close()
+
+
+def test_an_updated_index_is_the_index_built_from_scratch(ws: Workspace, tmp_path: Path) -> None:
+    """New files (hashed on the helper thread, a file spanning batches) and edited ones
+    (re-indexed in place) end in the rows, FTS entries and frequencies of a fresh build."""
+
+    def note(name: str, n: int, word: str) -> None:
+        lines = [f"- {word} {name} line {i}: deploy {i % 7} rollback {i % 5}" for i in range(n)]
+        (ws.memory_dir / name).write_text("# Notes\n\n" + "\n".join(lines) + "\n")
+
+    for day in range(1, 9):
+        note(f"2026-04-{day:02d}.md", 300, "old")
+    _index_rows(ws)
+    note("2026-04-02.md", 320, "edited")  # an indexed file changes
+    (ws.memory_dir / "2026-04-03.md").unlink()
+    note("2026-05-01.md", 2 * INSERT_BATCH + 10, "big")  # a new file over two batches
+    note("2026-05-02.md", 40, "東京")
+    ws.memory_md.write_text("# Long-Term Memory\n\n- deploy on Tuesdays\n")
+    updated = _index_rows(ws)
+    fresh_root = tmp_path / "fresh"
+    shutil.copytree(ws.root, fresh_root, ignore=shutil.ignore_patterns(".dreams"))
+    assert updated == _index_rows(Workspace(fresh_root))
+    assert len(updated[0]) > 2 * INSERT_BATCH

@@ -197,13 +197,13 @@ def test_index_reads_files_before_taking_the_write_lock(
     write_note(ws, "2026-11-20.md", NOTE)
     conn = index.open_index(ws)
     reads_in_tx: list[bool] = []
-    real = safe_read.read_text
+    real = safe_read.read_checked
 
-    def spy(*args: object, **kwargs: object) -> str:
+    def spy(*args: object, **kwargs: object) -> bytes:
         reads_in_tx.append(conn.in_transaction)
         return real(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(safe_read, "read_text", spy)
+    monkeypatch.setattr(safe_read, "read_checked", spy)
     try:
         report = index.update_index(conn, ws)
     finally:

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memcore.errors import WorkspaceError
+from memcore.search.build import INSERT_BATCH, build_rows, chunk_rows, write_rows
 from memcore.search.chunks import Chunk, chunk_markdown, fts_text
 from memcore.search.dense import mark_changed
 from memcore.workspace import safe_read
@@ -41,9 +42,6 @@ from memcore.workspace.progress import report as report_progress
 SCHEMA_VERSION = "2"
 RACY_NS = 2_000_000_000  # files modified this recently are re-hashed on the next update
 INDEX_LABEL = "Indexing memory"
-#: New chunks vectorised and inserted together (the hashing features of a batch are computed
-#: in a few numpy operations; one file at a time cost twice the whole build).
-INSERT_BATCH = 4096
 
 
 def _ensure_schema(conn: sqlite3.Connection) -> None:
@@ -123,31 +121,11 @@ def _delete_chunks(conn: sqlite3.Connection, path: str, df: Any) -> int:
 def _insert_chunks(conn: sqlite3.Connection, fresh: list[tuple[str, Chunk]], df: Any) -> None:
     """Insert new chunks ``(path, chunk)`` of any files: their vectors in one batch, their
     rows and FTS entries with one statement each (ids assigned here, as SQLite would)."""
-    import numpy as np
-
-    from memcore.search.embeddings.hashing import DIM, raw_features_many
-
     if not fresh:
         return
-    feats = raw_features_many([ch.body for _, ch in fresh])
-    first = _next_id(conn)
-    ids = range(first, first + len(fresh))
-    conn.executemany(
-        "INSERT INTO search_chunks (id, path, start_line, end_line, text, context, vidx, vval)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        [
-            (cid, path, ch.start_line, ch.end_line, ch.text, ch.context, i.tobytes(), v.tobytes())
-            for cid, (path, ch), (i, v) in zip(ids, fresh, feats, strict=True)
-        ],
-    )
-    conn.executemany(
-        "INSERT INTO search_fts(rowid, text, context) VALUES (?, ?, ?)",
-        [
-            (cid, fts_text(ch.text), fts_text(ch.context))
-            for cid, (_, ch) in zip(ids, fresh, strict=True)
-        ],
-    )
-    df += np.bincount(np.concatenate([i for i, _ in feats]), minlength=DIM).astype(df.dtype)
+    rows = chunk_rows(fresh, _next_id(conn))
+    write_rows(conn, rows)
+    df += rows.df
 
 
 def _next_id(conn: sqlite3.Connection) -> int:
@@ -241,7 +219,7 @@ def _scan(
         except OSError as exc:
             problems.append((rel, f"cannot stat: {exc.strerror}"))
             return
-        found[rel] = (path, ok.st)
+        found[rel] = (ok.path, ok.st)  # the resolved path: the read need not resolve it again
 
     if os.path.lexists(ws.memory_md) and not ws.memory_md.is_dir():
         add("MEMORY.md", str(ws.memory_md), False)
@@ -283,7 +261,9 @@ def _read_all(
     out: dict[str, str | WorkspaceError] = {}
     for rel in rels:
         try:
-            out[rel] = safe_read.read_text(ws, found[rel][0], max_bytes=cap)
+            path, st = found[rel]
+            data = safe_read.read_checked(rel, safe_read.Readable(path, st), cap)
+            out[rel] = safe_read.decode_text(rel, data)
         except WorkspaceError as exc:
             out[rel] = exc
         except OSError as exc:
@@ -368,8 +348,21 @@ def _apply_changes(
         n -= _delete_chunks(conn, rel, df)
         conn.execute("DELETE FROM search_files WHERE path = ?", (rel,))
         report.removed += 1
-    for done, rel in enumerate(changed):
-        report_progress(progress, INDEX_LABEL, done, len(changed))
+    # Files with no chunks indexed yet are chunked and hashed on a helper thread (build_rows)
+    # while this thread writes; the others keep their unchanged rows, which needs the database.
+    indexed = {r[0] for r in conn.execute("SELECT DISTINCT path FROM search_chunks")}
+    new_files: list[tuple[str, str, bool]] = []
+    file_rows: dict[str, tuple[int, int, str]] = {}  # path -> (size, mtime, sha1) of new_files
+    done, told = 0, -1
+
+    def tell() -> None:  # progress after each file written (new files: after each batch)
+        nonlocal told
+        if done != told:
+            report_progress(progress, INDEX_LABEL, done, len(changed))
+            told = done
+
+    for rel in changed:
+        tell()
         _path, st = found[rel]
         # A file modified within RACY_NS of now might change again inside the same mtime tick
         # at the same size: store an mtime that never matches so it is re-hashed next time.
@@ -379,13 +372,14 @@ def _apply_changes(
         text = texts[rel]
         if isinstance(text, WorkspaceError):
             reason = text.reason if isinstance(text, safe_read.Unreadable) else str(text)
-            dropped = _delete_chunks(conn, rel, df)
+            dropped = _delete_chunks(conn, rel, df) if rel in indexed else 0
             touched = touched or dropped > 0
             n -= dropped
             conn.execute(
                 "INSERT OR REPLACE INTO search_files VALUES (?, ?, ?, NULL, 0, ?)",
                 (rel, st.st_size, mtime, reason),
             )
+            done += 1
             continue
         sha1 = hashlib.sha1(text.encode("utf-8")).hexdigest()
         if old is not None and old["sha1"] == sha1 and old["error"] is None:
@@ -394,6 +388,12 @@ def _apply_changes(
                     "UPDATE search_files SET size = ?, mtime_ns = ? WHERE path = ?",
                     (st.st_size, mtime, rel),
                 )
+            done += 1
+            continue
+        report.rechunked += 1
+        if rel not in indexed:
+            new_files.append((rel, text, _is_kind_file(rel)))
+            file_rows[rel] = (st.st_size, mtime, sha1)
             continue
         chunks = chunk_markdown(text, front_matter=_is_kind_file(rel))
         delta, fresh = _replace_chunks(conn, rel, chunks, df)
@@ -403,13 +403,27 @@ def _apply_changes(
             "INSERT OR REPLACE INTO search_files VALUES (?, ?, ?, ?, ?, NULL)",
             (rel, st.st_size, mtime, sha1, len(chunks)),
         )
-        report.rechunked += 1
+        done += 1
         if len(pending) >= INSERT_BATCH:
             _insert_chunks(conn, pending, df)
             pending = []
     _insert_chunks(conn, pending, df)
+    if new_files:
+        for rows in build_rows(new_files, _next_id(conn)):
+            write_rows(conn, rows)
+            df += rows.df
+            n += len(rows.chunks)
+            for rel, count in rows.files:
+                size, mtime, sha1 = file_rows[rel]
+                conn.execute(
+                    "INSERT OR REPLACE INTO search_files VALUES (?, ?, ?, ?, ?, NULL)",
+                    (rel, size, mtime, sha1, count),
+                )
+            done += len(rows.files)
+            tell()
     if changed:
-        report_progress(progress, INDEX_LABEL, len(changed), len(changed))
+        done = len(changed)
+        tell()
     if report.rechunked or report.removed or touched:
         mark_changed(conn)  # the model vectors of memcore.search.dense catch up
     conn.execute(

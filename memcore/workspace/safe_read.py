@@ -33,6 +33,7 @@ __all__ = [
     "decode_text",
     "max_file_bytes",
     "read_bytes",
+    "read_checked",
     "read_text",
     "read_window",
     "real_root",
@@ -142,6 +143,14 @@ def read_bytes(ws: Workspace, path: Path | str, *, max_bytes: int | None = None)
     cap = max_bytes if max_bytes is not None else max_file_bytes(ws)
     ok = check(ws, path, max_bytes=cap)
     shown = ws.rel(path if os.path.isabs(os.fspath(path)) else ws.root / path)
+    return read_checked(shown, ok, cap)
+
+
+def read_checked(shown: str, ok: Readable, cap: int) -> bytes:
+    """The whole file that :func:`check` returned ``ok`` for (``shown`` names it in a refusal):
+    a scan that checked many files reads each without resolving it again. The open still
+    refuses a file replaced since the check (another inode, a symlink), and the read is
+    bounded by ``cap``."""
     fd = _open_checked(shown, ok)
     try:
         parts: list[bytes] = []

@@ -85,6 +85,21 @@ def _word_features(word: str) -> np.ndarray:
     return np.fromiter((zlib.crc32(f.encode("utf-8")) for f in feats), dtype=np.uint32)
 
 
+@lru_cache(maxsize=65536)
+def _token_features(token: str) -> np.ndarray:
+    """The feature hashes of one ``\\w+`` match of lower-cased text, as :func:`tokens` expands
+    it (split at underscores, stop words dropped, CJK runs in bigrams): the same for every
+    text, since only a token with CJK characters in it is split into bigrams."""
+    words: list[str] = []
+    for part in token.split("_") if "_" in token else (token,):
+        if not part or part in STOP_WORDS:
+            continue
+        words.extend(_split_cjk(part) if _CJK_RUN_RE.search(part) else (part,))
+    if len(words) == 1:
+        return _word_features(words[0])
+    return np.concatenate([_word_features(w) for w in words] or [np.zeros(0, np.uint32)])
+
+
 _BATCH = 2048  # texts per block in the batch paths
 
 
@@ -100,13 +115,14 @@ def _raw_block(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray
     vocab: dict[str, int] = {}
     word_ids: list[int] = []
     counts: list[int] = []
+    find = _TOKEN_RE.findall
     for text in texts:
-        toks = tokens(text)
+        toks = find(text.lower())  # raw matches: each expands as tokens() would
         counts.append(len(toks))
         word_ids.extend([vocab.setdefault(w, len(vocab)) for w in toks])
     if not word_ids:
         return np.zeros(0, np.intp), np.zeros(0, np.intp), np.zeros(0, np.float64)
-    feats = [_word_features(w) for w in vocab]
+    feats = [_token_features(w) for w in vocab]
     flen = np.fromiter(map(len, feats), dtype=np.intp, count=len(feats))
     foff = np.cumsum(flen) - flen
     wid = np.asarray(word_ids, dtype=np.intp)
