@@ -26,3 +26,21 @@ def test_the_long_term_count_is_parsed_once_per_file_version(
     assert len(parses) == 1, "the second status read the cached count"
     ws.memory_md.write_text("# Long-Term Memory\n\n- one\n- two\n- three\n")
     assert status.long_term_count(ws) == 3 and len(parses) == 2
+
+
+def test_memory_md_size_is_read_once_per_file_version(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memcore.workspace import safe_read
+
+    ws.memory_md.write_text("# Long-Term Memory\n\n- café on Tuesdays\n", encoding="utf-8")
+    assert status.memory_size(ws)["chars"] == 39  # characters, not bytes
+    fresh_mirror(ws, NOW).close()
+    reads: list[int] = []
+    real = safe_read.read_text
+    monkeypatch.setattr(safe_read, "read_text", lambda *a, **k: reads.append(1) or real(*a, **k))
+    assert status.memory_size(ws)["chars"] == 39
+    assert status.memory_size(ws)["chars"] == 39
+    assert len(reads) == 1, "the second status read the cached size"
+    ws.memory_md.write_text("# Long-Term Memory\n\n- tea\n", encoding="utf-8")
+    assert status.memory_size(ws)["chars"] == 26 and len(reads) == 2

@@ -9,6 +9,7 @@ import contextlib
 import json
 import re
 import sqlite3
+from collections.abc import Callable
 from datetime import datetime, time
 from typing import Any
 
@@ -26,6 +27,9 @@ from memcore.workspace.core import Workspace
 _COUNT_CACHE = """CREATE TABLE IF NOT EXISTS memory_md_count_cache (
     id INTEGER PRIMARY KEY CHECK (id = 1), size INTEGER, mtime_ns INTEGER, ino INTEGER,
     entries INTEGER NOT NULL)"""
+_CHARS_CACHE = """CREATE TABLE IF NOT EXISTS memory_md_chars_cache (
+    id INTEGER PRIMARY KEY CHECK (id = 1), size INTEGER, mtime_ns INTEGER, ino INTEGER,
+    chars INTEGER NOT NULL)"""
 
 
 def long_term_count(ws: Workspace) -> int:
@@ -35,6 +39,12 @@ def long_term_count(ws: Workspace) -> int:
     file's size, mtime and inode (only when the database exists: status creates nothing)."""
     from memcore.workspace.entries import parse
 
+    return _memory_md_figure(ws, "memory_md_count_cache", lambda text: len(parse(text).entries))
+
+
+def _memory_md_figure(ws: Workspace, table: str, compute: Callable[[str], int]) -> int:
+    """``compute(MEMORY.md's text)``, cached in ``table`` by the file's size, mtime and inode
+    (0 when there is no readable MEMORY.md)."""
     try:
         st = ws.memory_md.stat()
     except OSError:
@@ -44,7 +54,7 @@ def long_term_count(ws: Workspace) -> int:
     try:
         if conn is not None:
             row = conn.execute(
-                "SELECT size, mtime_ns, ino, entries FROM memory_md_count_cache WHERE id = 1"
+                f"SELECT size, mtime_ns, ino, {_COLUMN[table]} FROM {table} WHERE id = 1"
             ).fetchone()
             if row is not None and tuple(row[:3]) == stat:
                 return int(row[3])
@@ -56,18 +66,18 @@ def long_term_count(ws: Workspace) -> int:
             )
         except MemcoreError:
             return 0
-        n = len(parse(text).entries)
+        n = compute(text)
         if conn is not None:
-            # a busy or read-only database: the count is right, just not kept
+            # a busy or read-only database: the figure is right, just not kept
             with contextlib.suppress(sqlite3.Error):
-                conn.execute(
-                    "INSERT OR REPLACE INTO memory_md_count_cache VALUES (1, ?, ?, ?, ?)",
-                    (*stat, n),
-                )
+                conn.execute(f"INSERT OR REPLACE INTO {table} VALUES (1, ?, ?, ?, ?)", (*stat, n))
         return n
     finally:
         if conn is not None:
             conn.close()
+
+
+_COLUMN = {"memory_md_count_cache": "entries", "memory_md_chars_cache": "chars"}
 
 
 def _count_cache(ws: Workspace) -> sqlite3.Connection | None:
@@ -76,6 +86,7 @@ def _count_cache(ws: Workspace) -> sqlite3.Connection | None:
     try:
         conn = db.connect(ws.db_path)
         conn.execute(_COUNT_CACHE)
+        conn.execute(_CHARS_CACHE)
     except (sqlite3.Error, OSError, MemcoreError):
         return None
     return conn
@@ -201,14 +212,7 @@ def memory_size(ws: Workspace) -> dict[str, Any]:
     """MEMORY.md's size in characters against ``[memory] budget_chars``."""
     from memcore.promotion.budget import DEFAULT_BUDGET_CHARS, budget_chars
 
-    try:
-        chars = (
-            len(safe_read.read_text(ws, ws.memory_md, max_bytes=safe_read.MEMORY_MD_MAX_BYTES))
-            if ws.memory_md.is_file()
-            else 0
-        )
-    except MemcoreError:
-        chars = 0
+    chars = _memory_md_figure(ws, "memory_md_chars_cache", len)  # cached like the count
     try:
         budget, error = budget_chars(ws), None
     except ConfigError as exc:
