@@ -105,3 +105,32 @@ def test_exclusions_count_the_first_failing_gate(ws: Workspace) -> None:
         conn.close()
     assert got.exclusions == {**expected, "total": len(entries)}
     assert got.passing == len(scoring.rank(entries.values(), NOW, th))
+
+
+@pytest.mark.parametrize("seed", [5, 6, 7])
+def test_nearest_over_the_mirror_equals_the_per_entry_nearest(ws: Workspace, seed: int) -> None:
+    """The entries closest to the gates, as arrays, are the per-entry answer: the same
+    entries, order (ties included), JSON and words."""
+    from memcore.recall.columns import nearest_mirror
+    from memcore.recall.mirror import row_entry
+    from memcore.recall.why_not import nearest
+
+    write_store(ws, Store(entries=_store(seed, 500)), NOW)
+    conn = fresh_mirror(ws, NOW)
+    try:
+        rows = conn.execute("SELECT * FROM recall_index").fetchall()
+        entries = [row_entry(r) for r in rows]
+        for th in (
+            scoring.Thresholds(),
+            scoring.Thresholds(0.9, 6, 4),
+            scoring.Thresholds(0.5, 2, 1, min_relevance=0.8, half_life_days=3.0),
+            scoring.Thresholds(0.7, 3, 0, weights={"frequency": 2, "relevance": 1}),
+        ):
+            for limit in (5, 1000):
+                want = nearest(entries, NOW, th, limit)
+                got = nearest_mirror(conn, NOW, th, limit)
+                assert [r["key"] for r in got] == [r["key"] for r in want]
+                assert got == want
+                assert limit == 5 or len(want) > 100, "most entries are still short of the gates"
+    finally:
+        conn.close()

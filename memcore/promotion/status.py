@@ -317,10 +317,35 @@ def _store_entries(ws: Workspace, now: datetime) -> list[dict[str, Any]]:
 def nearest_candidates(
     ws: Workspace, now: datetime, th: Thresholds, limit: int = 5
 ) -> list[dict[str, Any]]:
-    """The entries closest to passing the gates, each with ``whyNot`` (see recall.why_not)."""
+    """The entries closest to passing the gates, each with ``whyNot`` (see recall.why_not).
+
+    A big store is scored as arrays (:func:`memcore.recall.columns.nearest_mirror`, the same
+    answer): one entry at a time took seconds at 100,000 entries."""
     from memcore.recall.why_not import nearest
 
+    try:
+        conn = fresh_mirror(ws, now, read_only=True)
+    except (MemcoreError, sqlite3.Error, OSError):
+        return []
+    try:
+        (n,) = conn.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM recall_index WHERE eligible = 1"
+            " AND recall_count > 0 AND promoted_at IS NULL LIMIT ?)",
+            (_PER_ENTRY_MAX + 1,),
+        ).fetchone()
+        if n > _PER_ENTRY_MAX:
+            from memcore.recall.columns import nearest_mirror
+
+            return nearest_mirror(conn, now, th, limit)
+    except sqlite3.Error:
+        return []
+    finally:
+        conn.close()
     return nearest(_store_entries(ws, now), now, th, limit)
+
+
+#: Stores up to this many open entries are scored one by one (no numpy import for them).
+_PER_ENTRY_MAX = 2000
 
 
 def mode_warnings(ws: Workspace, mode: str, th: Thresholds, now: datetime) -> list[str]:

@@ -106,20 +106,9 @@ def _rank(
     idx = np.nonzero(open_)[0]
 
     c = count[idx]
-    uniq, inverse = np.unique(c, return_inverse=True)
-    freq = np.array([frequency(int(v)) for v in uniq], dtype=np.float64)[inverse]
-    rel = _clamp(total[idx] / np.maximum(1, c).astype(np.float64))
-    div = _clamp(uq[idx].astype(np.float64) / 5)
-    # age in days exactly as timedelta.total_seconds() / 86400 gives it
-    delta_us = np.where(has_last[idx], epoch_us(now) - last[idx], 0)
-    age = np.maximum(0.0, delta_us.astype(np.float64) / 10**6 / _DAY_S)
-    k = -(math.log(2) / th.half_life_days)
-    exps = np.array([math.exp(v) for v in (k * age).tolist()], dtype=np.float64)
-    rec = np.where(np.isfinite(age) & (age >= 0), _clamp(exps), 1.0)
-    w = th.weights
-    raw = w["frequency"] * freq + w["relevance"] * rel
-    raw = raw + w["diversity"] * div
-    raw = raw + w["recency"] * rec
+    freq, rel, div, rec, raw, age = _signals(
+        c, total[idx], uq[idx], last[idx], has_last[idx], now, th
+    )
     score = _clamp(raw)
     rel_ok = rel >= th.min_relevance
     fail_rel = int(np.count_nonzero(~rel_ok))
@@ -154,6 +143,134 @@ def _rank(
         picked = [by_rowid[rowids[i]] for i in rows_at]
     cands = [_candidate(d, counts[j], j, comps) for d, j in zip(picked, positions, strict=True)]
     return Ranking(cands, exclusions, passing)
+
+
+def _frequencies(counts: np.ndarray) -> np.ndarray:
+    """:func:`scoring.frequency` of each count (the logarithm once per distinct count)."""
+    uniq, inverse = np.unique(counts, return_inverse=True)
+    return np.array([frequency(int(v)) for v in uniq], dtype=np.float64)[inverse]
+
+
+def _signals(
+    c: np.ndarray,
+    total: np.ndarray,
+    uq: np.ndarray,
+    last: np.ndarray,
+    has_last: np.ndarray,
+    now: datetime,
+    th: Thresholds,
+) -> tuple[np.ndarray, ...]:
+    """Frequency, relevance, diversity, recency, raw score and age in days of each entry, as
+    :func:`scoring.score_entry` computes them."""
+    freq = _frequencies(c)
+    rel = _clamp(total / np.maximum(1, c).astype(np.float64))
+    div = _clamp(uq.astype(np.float64) / 5)
+    # age in days exactly as timedelta.total_seconds() / 86400 gives it
+    delta_us = np.where(has_last, epoch_us(now) - last, 0)
+    age = np.maximum(0.0, delta_us.astype(np.float64) / 10**6 / _DAY_S)
+    k = -(math.log(2) / th.half_life_days)
+    exps = np.array([math.exp(v) for v in (k * age).tolist()], dtype=np.float64)
+    rec = np.where(np.isfinite(age) & (age >= 0), _clamp(exps), 1.0)
+    w = th.weights
+    raw = w["frequency"] * freq + w["relevance"] * rel
+    raw = raw + w["diversity"] * div
+    raw = raw + w["recency"] * rec
+    return freq, rel, div, rec, raw, age
+
+
+_OPEN = (
+    "SELECT rowid, recall_count, total_score, n_queries, last_us FROM recall_index"
+    " WHERE eligible = 1 AND recall_count > 0 AND promoted_at IS NULL"
+)
+
+
+def nearest_mirror(
+    conn: sqlite3.Connection, now: datetime, th: Thresholds, limit: int = 5
+) -> list[dict[str, Any]]:
+    """:func:`memcore.recall.why_not.nearest` over the mirror's unpromoted daily-note entries
+    with recalls: the same entries in the same order, scored and gated as arrays (the
+    fewest further searches to pass too: one array step per number of searches), with
+    candidate JSON and ``whyNot`` built only for the ``limit`` shown."""
+    from memcore.recall.mirror import row_entry
+    from memcore.recall.scoring import diversity, score_entry
+    from memcore.recall.why_not import MAX_SEARCHES, why_not
+
+    th = th.sanitized()
+    factory = conn.row_factory
+    conn.row_factory = None
+    try:
+        rows = conn.execute(_OPEN).fetchall()
+    finally:
+        conn.row_factory = factory
+    if not rows or limit <= 0:
+        return []
+    cols = list(zip(*rows, strict=True))
+    rowids = np.array(cols[0], dtype=np.int64)
+    count = np.array(cols[1], dtype=np.int64)
+    total = np.array(cols[2], dtype=np.float64)
+    uq = np.array(cols[3], dtype=np.int64)
+    last = np.array([-1 if v is None else v for v in cols[4]], dtype=np.int64)
+    has_last = np.array([v is not None for v in cols[4]], dtype=bool)
+    _, rel, _, _, raw, _ = _signals(count, total, uq, last, has_last, now, th)
+    rel_ok = rel >= th.min_relevance
+    passes = (
+        (count >= th.min_recall_count) & (uq >= th.min_unique_queries) & rel_ok
+        & (raw >= th.min_score)
+    )  # fmt: skip
+    w = th.weights
+    counts, count_at = np.unique(count, return_inverse=True)
+    queries, queries_at = np.unique(uq, return_inverse=True)
+    needed = np.full(len(rows), MAX_SEARCHES + 1, dtype=np.int64)
+    for k in range(MAX_SEARCHES, 0, -1):  # the smallest k that passes is written last
+        freq = np.array([frequency(int(v) + k) for v in counts], dtype=np.float64)[count_at]
+        div = np.array([diversity(int(v) + k) for v in queries], dtype=np.float64)[queries_at]
+        after = w["frequency"] * freq + w["relevance"] * rel
+        after = after + w["diversity"] * div
+        after = after + w["recency"] * 1.0
+        ok = (count + k >= th.min_recall_count) & (uq + k >= th.min_unique_queries)
+        needed[ok & rel_ok & (after >= th.min_score)] = k
+    open_ = np.nonzero(~passes)[0]
+    if len(open_) == 0:
+        return []
+    need, neg = needed[open_], -raw[open_]
+    order = np.lexsort((neg, need))
+    edge = order[min(limit, len(order)) - 1]
+    # the first ``limit`` by (searches, score), and every entry tied with the last of them:
+    # path, start line and key decide among those, as in the per-entry sort
+    near = np.nonzero((need < need[edge]) | ((need == need[edge]) & (neg <= neg[edge])))[0]
+    picked = _sorted_near(conn, rowids[open_[near]], need[near], neg[near])[:limit]
+    marks = ",".join("?" * len(picked))
+    by_rowid = {
+        r["rid"]: r
+        for r in conn.execute(
+            f"SELECT rowid AS rid, * FROM recall_index WHERE rowid IN ({marks})", picked
+        )
+    }
+    out = []
+    for rowid in picked:
+        c = score_entry(row_entry(by_rowid[rowid]), now, th)
+        row = c.to_json()
+        row["whyNot"] = why_not(c, th)
+        out.append(row)
+    return out
+
+
+def _sorted_near(
+    conn: sqlite3.Connection, rowids: np.ndarray, need: np.ndarray, neg: np.ndarray
+) -> list[int]:
+    """``rowids`` sorted by (searches needed, -raw score, path, start line, key)."""
+    place: dict[int, tuple[str, int, str]] = {}
+    ids = rowids.tolist()
+    for i in range(0, len(ids), _CHUNK):
+        part = ids[i : i + _CHUNK]
+        marks = ",".join("?" * len(part))
+        sql = f"SELECT rowid, path, start_line, key FROM recall_index WHERE rowid IN ({marks})"
+        for rowid, path, start, key in conn.execute(sql, part):
+            place[rowid] = (path, start, key)
+    keyed = sorted(
+        (k, n, *place[r], r) for k, n, r in zip(need.tolist(), neg.tolist(), ids, strict=True)
+    )
+    return [t[-1] for t in keyed]
 
 
 def _candidate(d: tuple[Any, ...], count: int, j: int, comps: list[list[float]]) -> Candidate:

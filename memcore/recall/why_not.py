@@ -141,7 +141,7 @@ def nearest(
             continue
         k = searches_to_pass(c, th, distinct=True)
         scored.append((k if k is not None else MAX_SEARCHES + 1, -c.raw_score, c))
-    scored.sort(key=lambda t: (t[0], t[1], t[2].path, t[2].start_line))
+    scored.sort(key=lambda t: (t[0], t[1], t[2].path, t[2].start_line, t[2].key))
     out = []
     for _, _, c in scored[: max(0, limit)]:  # the words only for those shown
         row = c.to_json()
