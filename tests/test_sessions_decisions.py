@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 
 from memcore.judge.llm import ExtractiveLLM, OpenAICompatibleLLM
+from memcore.redact import redact
 from memcore.sessions.recall_api import recall
 from memcore.sessions.refs import resolve
 from memcore.sessions.run import execute
@@ -127,3 +128,42 @@ def test_recall_decisions_pages_by_limit_like_the_library(ws: Workspace) -> None
     assert ids == [d["id"] for d in every["items"][:4]]
     bad = invoke(ws, "recall", "decisions", "--limit", "101")
     assert bad.exit_code == 2 and "--limit" in bad.output
+
+
+def test_a_run_finds_once_the_decisions_of_messages_read_before_decisions_were_kept(
+    ws: Workspace,
+) -> None:
+    from memcore.workspace.db import connect
+
+    make_session(ws, "s0", TURNS, trailing_user="Let's always tag releases. Not read yet")
+    first = execute(ws, now=NOW, llm=ExtractiveLLM())
+    assert first["status"] == "ok" and first["decisions"]
+    kept = sorted(d["quote"] for d in recall(ws, {"memory": "decisions"})["items"])
+    assert not any("tag releases" in q for q in kept)  # its turn is not complete: unread
+    # a database from before decisions were kept: the messages are read, no decision kept
+    conn = connect(ws.db_path)
+    with conn:
+        conn.execute("DELETE FROM sess_decisions")
+        conn.execute("DELETE FROM sess_state WHERE key='decisions_backfilled'")
+    conn.close()
+    assert recall(ws, {"memory": "decisions"})["items"] == []
+
+    again = execute(ws, now=NOW, llm=ExtractiveLLM())
+    assert again["status"] == "ok" and again["reviewed"] == [] and again["read"] == []
+    assert again["tokens"]["calls"] == 0  # the patterns found them; no model call
+    found = recall(ws, {"memory": "decisions"})["items"]
+    assert sorted(d["quote"] for d in found) == kept
+    assert sorted(again["decisions"]) == sorted(d["ref"] for d in found)
+    conn = connect(ws.db_path)
+    runs = {r[0] for r in conn.execute("SELECT run_id FROM sess_decisions")}
+    conn.close()
+    assert runs == {again["run_id"]}  # recorded as that run's own
+    path = ws.root / "sessions" / "s0.jsonl"
+    msgs = read_transcript(path).messages
+    for d in found:  # each points at the user message it was said in
+        m = resolve(msgs, d["messages"][0]["ref"], d["messages"][0]["digest"]).message
+        assert m is not None and m.role == "user" and d["quote"] in redact(m.text)
+
+    third = execute(ws, now=NOW, llm=ExtractiveLLM())  # once: not again
+    assert third["decisions"] == []
+    assert len(recall(ws, {"memory": "decisions"})["items"]) == len(kept)

@@ -13,10 +13,12 @@ from memcore.errors import BadAnswer, InputError, SourceChanged
 from memcore.sessions import catalog, decisions, refs
 from memcore.sessions.store import (
     Source,
+    get_state,
     latest,
     progress,
     publish_version,
     set_progress,
+    set_state,
     transaction,
 )
 from memcore.sessions.transcripts import Message, Transcript, range_digest, read_transcript
@@ -154,3 +156,42 @@ def review_safely(run: Run, info: catalog.SessionInfo, *, raw: bool) -> bool:
         run.skipped.append({"session": info.id, "reason": str(exc)})
         return False
     return True
+
+
+#: set once the decisions of the messages read before decisions were kept have been found
+DECISIONS_BACKFILLED = "decisions_backfilled"
+
+
+def backfill_decisions(run: Run, sessions: list[catalog.SessionInfo]) -> None:
+    """Once per workspace database: the decisions of the user messages read before this
+    memcore kept decisions (a database from an earlier version has read messages and no
+    decision records). Found by the patterns only: the model read those messages already
+    and is not asked again. Each is recorded as a run's own (its run id, listed in the run's
+    report with the others); a session that cannot be read now is left out; a run stopped
+    half way does it again next time (a decision already recorded is not recorded twice)."""
+    if get_state(run.conn, DECISIONS_BACKFILLED) is not None:
+        return
+    stop = run.caller.should_stop or (lambda: None)
+    for info in sessions:
+        if info.status != "ok" or info.generated:
+            continue
+        read = refs.seen(run.conn, info.id, "summary")
+        if not read:
+            continue
+        stop()
+        try:
+            tr = run.cache.get(info.id) or read_transcript(info.path)
+        except InputError:
+            continue
+        said = [m for m in tr.messages if m.role == "user" and read.get(m.key) == m.digest]
+        found = decisions.find(said)
+        if not found:
+            continue
+        with transaction(run.conn):
+            run.lease.check()
+            new = decisions.record(
+                run.conn, info.id, found, now_iso=run.now_iso, run_id=run.caller.run_id
+            )
+        run.decided += [f"decision:{n}" for n in new]
+    with transaction(run.conn):
+        set_state(run.conn, DECISIONS_BACKFILLED, run.now_iso)

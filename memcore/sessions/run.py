@@ -37,7 +37,7 @@ from memcore.sessions.control import (
 )
 from memcore.sessions.flow import flow_up, latest_projects, mirror_project
 from memcore.sessions.lease import DEFAULT_TTL, GLOBAL_LEASE_NAME, Lease
-from memcore.sessions.reading import review_safely
+from memcore.sessions.reading import backfill_decisions, review_safely
 from memcore.sessions.settings import SessionsSettings, project_id, sessions_settings
 from memcore.sessions.store import (
     ensure_schema,
@@ -244,6 +244,8 @@ def _steps(run: Run, health: dict[str, Any] | None) -> tuple[str, str | None]:
             run.skipped.append({"session": s.id, "reason": f"{s.status}: {s.error}"})
     only = run.scope.get("session")
     scoped = [s for s in sessions if s.id == only] if only is not None else sessions
+    if only is None:  # messages read before decisions were kept: their decisions, once
+        backfill_decisions(run, sessions)
     cands = catalog.candidates(run.conn, scoped)[:MAX_SESSIONS_PER_RUN]
     stop = run.caller.should_stop or (lambda: None)
     for done, info in enumerate(cands):
