@@ -266,3 +266,37 @@ def test_decisions_open_the_messages_they_were_said_in(
         expect(page.locator("#mem-body .mem-item.decision")).to_have_count(1)
         _no_overflow(page)
         assert not errors, errors
+
+
+def test_opened_on_memory_the_first_requests_go_once_and_the_dreams_view_waits(
+    ws: Workspace,
+    page_factory,  # noqa: F811
+) -> None:
+    _sessions(ws, 3)
+    with gateway([ws], scheduler=False) as (running, _client, _):
+        page = page_factory.new_page(viewport={"width": 1280, "height": 800})
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        asked: list[str] = []
+        page.on("request", lambda r: asked.append(r.url.split("/", 3)[-1]))
+        page.goto(running.url + "/#memory")
+        _level(page, "project")
+        expect(page.locator("#mem-body .mem-item[data-session]")).to_have_count(3)
+        recalls = sorted(u for u in asked if u.startswith("api/recall"))
+        # sent by the page's first script and taken by the Memory view: once each
+        assert recalls == [
+            "api/recall?memory=project&workspace=ws",
+            "api/recall?memory=sessions&limit=50&workspace=ws",
+        ], asked
+        assert page.evaluate("window.memcoreEarly.size") == 0
+        assert not [u for u in asked if u.startswith(("api/status", "api/candidates"))]
+        assert page.locator("#dreams-view").is_hidden()
+
+        page.click("#tab-dreams")  # the Dreams view is drawn when asked for
+        page.wait_for_selector("body[data-loaded='1']")
+        assert page.locator("#dreams-view").is_visible()
+        assert page.locator("#memory-view").is_hidden()
+        page.click("#tab-memory")  # back: the level is kept, nothing is asked twice
+        _level(page, "project")
+        assert sorted(u for u in asked if u.startswith("api/recall")) == recalls
+        assert not errors, errors

@@ -43,7 +43,7 @@ SECURITY_HEADERS = {
     "Cache-Control": "no-store",
 }
 PAGE_CSP = (
-    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "default-src 'self'; script-src 'self' {boot}; style-src 'self'; img-src 'self' data:; "
     "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
 )
 STATIC = {
@@ -337,6 +337,19 @@ def _asset(name: str) -> str:
     return resources.files("memcore.gateway").joinpath(name).read_text(encoding="utf-8")
 
 
+@functools.lru_cache(maxsize=1)
+def _boot_script() -> tuple[str, str]:
+    """boot.js, inlined at the top of the page (no request before it can run: it sends the
+    Memory view's first requests), and the page's CSP, which allows that script by its hash
+    and otherwise only the page's own files."""
+    import base64
+    import hashlib
+
+    text = _asset("boot.js")
+    digest = base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode()
+    return text, PAGE_CSP.format(boot=f"'sha256-{digest}'")
+
+
 async def page(gw: Gateway, request: Request) -> Response:
     s = gw.pick(request)
     st = await asyncio.to_thread(full_status, gw, s)
@@ -366,8 +379,10 @@ async def page(gw: Gateway, request: Request) -> Response:
         "next_jobs": html.escape(next_jobs_text(st.get("jobs") or {})),
         "version": __version__,
     }
+    boot, csp = _boot_script()
     text = Template(_asset("dreams.html")).safe_substitute(values)
-    return HTMLResponse(text, headers={**SECURITY_HEADERS, "Content-Security-Policy": PAGE_CSP})
+    text = text.replace("<script>@boot</script>", f"<script>{boot}</script>", 1)
+    return HTMLResponse(text, headers={**SECURITY_HEADERS, "Content-Security-Policy": csp})
 
 
 def memory_size_text(size: dict[str, Any]) -> str:

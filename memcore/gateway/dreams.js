@@ -49,9 +49,18 @@
     return `${path}${sep}workspace=${encodeURIComponent(workspace)}`;
   }
 
+  // the answer to a request boot.js sent before the page was drawn (the same URL), taken once
+  function early(url) {
+    const sent = window.memcoreEarly && window.memcoreEarly.get(url);
+    if (sent) window.memcoreEarly.delete(url);
+    return sent;
+  }
+
   async function getJSON(path) {
     const sent = token();
-    const res = await fetch(q(path), { headers: { Accept: "application/json", ...authHeaders() } });
+    const url = q(path);
+    const res = await (early(url) ||
+      fetch(url, { headers: { Accept: "application/json", ...authHeaders() } }));
     return answer(res, sent);
   }
 

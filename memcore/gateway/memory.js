@@ -37,6 +37,7 @@
   function showView(view) {
     const memory = view === "memory";
     document.body.dataset.view = view;
+    document.documentElement.dataset.view = view;  // boot.js set it before the first frame
     $("dreams-view").hidden = memory;
     $("memory-view").hidden = !memory;
     for (const b of document.querySelectorAll(".view-tab")) {
@@ -110,6 +111,7 @@
       }
       if (mine !== seq) return;
     }
+    $("mem-body").classList.toggle("restored", Boolean(keepScroll));
     draw(lv);
     shown = lv;
     window.scrollTo(0, keepScroll ? lv.scroll : 0);
