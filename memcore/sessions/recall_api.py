@@ -225,25 +225,27 @@ def _sessions(
 ) -> dict[str, Any]:
     """A page of the project's sessions, newest first. Only the page's latest versions are
     read (a search reads every latest text), so a page of 1,000 sessions stays cheap."""
+    query = (
+        "SELECT id, title, status, independent, messages, last_activity FROM sess_files"
+        " ORDER BY coalesce(last_activity, '') DESC, id DESC"
+    )
     with _db(target) as conn:
-        rows = conn.execute(
-            "SELECT id, title, status, independent, messages, last_activity FROM sess_files"
-            " ORDER BY coalesce(last_activity, '') DESC, id DESC"
-        ).fetchall()
         if words:
             latest_by = {v.owner: v for v in latest_all(conn, "session")}
             texts = {owner: v.text for owner, v in latest_by.items()}
             rows = [
                 r
-                for r in rows
+                for r in conn.execute(query).fetchall()
                 for hay in [
                     " ".join((r["id"], r["title"] or "", texts.get(r["id"], ""))).casefold()
                 ]
                 if all(w in hay for w in words)
             ]
+            total = len(rows)
             page = rows[cursor : cursor + limit]
-        else:
-            page = rows[cursor : cursor + limit]
+        else:  # only the page's rows leave SQLite
+            total = conn.execute("SELECT count(*) FROM sess_files").fetchone()[0]
+            page = conn.execute(query + " LIMIT ? OFFSET ?", (limit, cursor)).fetchall()
             latest_by = _latest_of(conn, [r["id"] for r in page])
     items = [
         {
@@ -263,8 +265,8 @@ def _sessions(
         "memory": "sessions",
         "project": project_id(target),
         "items": items,
-        "total": len(rows),
-        "next_cursor": str(nxt) if nxt < len(rows) else None,
+        "total": total,
+        "next_cursor": str(nxt) if nxt < total else None,
     }
 
 
