@@ -41,6 +41,7 @@ from memcore.sessions.store import (
     latest,
     latest_all,
     parse_memory_ref,
+    version_of,
     version_sources,
 )
 from memcore.sessions.transcripts import Message, read_transcript
@@ -271,13 +272,18 @@ def _sessions(
 
 
 def _latest_of(conn: sqlite3.Connection, sessions: list[str]) -> dict[str, Version]:
-    """The latest version of each of these sessions' short memories (those that have one)."""
-    out: dict[str, Version] = {}
-    for sid in sessions:
-        v = latest(conn, "session", sid)
-        if v is not None:
-            out[sid] = v
-    return out
+    """The latest version of each of these sessions' short memories (those that have one),
+    in one query (a page is at most 100 sessions)."""
+    if not sessions:
+        return {}
+    marks = ",".join("?" * len(sessions))
+    rows = conn.execute(
+        "SELECT m.* FROM sess_memories m JOIN (SELECT owner, max(version) v FROM sess_memories"
+        f" WHERE level='session' AND owner IN ({marks}) GROUP BY owner) x"
+        " ON m.owner = x.owner AND m.version = x.v WHERE m.level='session'",
+        sessions,
+    ).fetchall()
+    return {v.owner: v for v in map(version_of, rows)}
 
 
 def _session(ws: Workspace, args: dict[str, Any]) -> dict[str, Any]:

@@ -156,7 +156,8 @@ class Source:
     messages: tuple[tuple[str, str], ...] = ()  # (stable message ref, text hash) it covers
 
 
-def _version(row: sqlite3.Row) -> Version:
+def version_of(row: sqlite3.Row) -> Version:
+    """A ``sess_memories`` row as a Version."""
     return Version(
         row["id"],
         row["level"],
@@ -173,7 +174,7 @@ def latest(conn: sqlite3.Connection, level: str, owner: str) -> Version | None:
         "SELECT * FROM sess_memories WHERE level=? AND owner=? ORDER BY version DESC LIMIT 1",
         (level, owner),
     ).fetchone()
-    return _version(row) if row else None
+    return version_of(row) if row else None
 
 
 def get_version(conn: sqlite3.Connection, level: str, owner: str, version: int) -> Version | None:
@@ -181,7 +182,7 @@ def get_version(conn: sqlite3.Connection, level: str, owner: str, version: int) 
         "SELECT * FROM sess_memories WHERE level=? AND owner=? AND version=?",
         (level, owner, version),
     ).fetchone()
-    return _version(row) if row else None
+    return version_of(row) if row else None
 
 
 def latest_all(conn: sqlite3.Connection, level: str) -> list[Version]:
@@ -191,7 +192,7 @@ def latest_all(conn: sqlite3.Connection, level: str) -> list[Version]:
         " WHERE m.level=? ORDER BY m.owner",
         (level, level),
     ).fetchall()
-    return [_version(r) for r in rows]
+    return [version_of(r) for r in rows]
 
 
 def insert_version(
