@@ -51,7 +51,7 @@ def test_every_tool_and_argument_is_described(ws: Workspace) -> None:
         for arg, prop in schema.get("properties", {}).items():
             assert prop.get("description"), f"{name}.{arg} has no description"
     recall_args = set(tools["recall"].input_schema["properties"])
-    assert {"memory", "from", "to", "start", "end", "cursor"} <= recall_args
+    assert {"memory", "from", "to", "start", "end", "cursor", "limit", "query"} <= recall_args
     assert "from_" not in recall_args
     assert tools["memory_record"].input_schema["required"] == ["query", "results"]
 
@@ -68,6 +68,9 @@ def test_context_and_recall_with_the_cli_names(ws: Workspace) -> None:
             ("recall", {"memory": "session", "session": "s0", "from": 1, "to": 2}),
             ("recall", {"memory": "session", "session": "s0", "start": 1, "end": 2}),
             ("recall", {"memory": "session", "session": "s0", "from": 0, "to": 0}),
+            ("recall", {"memory": "sessions", "limit": 1}),
+            ("recall", {"memory": "sessions", "query": "s1"}),
+            ("recall", {"memory": "sessions", "limit": 101}),
         ],
     )
     block = payload(results[0])
@@ -78,3 +81,7 @@ def test_context_and_recall_with_the_cli_names(ws: Workspace) -> None:
     assert [m["index"] for m in by_cli_names["items"]] == [1, 2]
     assert payload(results[3]) == by_cli_names  # the old names still work
     assert [m["index"] for m in payload(results[4])["items"]] == [0]
+    one = payload(results[5])  # limit and query, as the CLI's --limit and --query
+    assert [i["session"] for i in one["items"]] == ["s0"] and one["nextCursor"] == "1"
+    assert [i["session"] for i in payload(results[6])["items"]] == ["s1"]
+    assert results[7].is_error and "limit" in results[7].content[0].text

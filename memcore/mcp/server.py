@@ -403,6 +403,13 @@ def build_server(ws: Workspace) -> Any:
         ] = None,
         version: Annotated[int | None, _arg("A version number of that memory.")] = None,
         cursor: Annotated[str | None, _arg("The nextCursor of the previous page.")] = None,
+        limit: Annotated[
+            int | None, _arg("Items per page of a list (1-100, default 20), as --limit.")
+        ] = None,
+        query: Annotated[
+            str | None,
+            _arg("memory = sessions: only those whose id, title or memory holds every word."),
+        ] = None,
         from_: Annotated[
             int | None, _arg("First message index to read (from 0), as --from.", alias="from")
         ] = None,
@@ -425,6 +432,8 @@ def build_server(ws: Workspace) -> Any:
             "reference": reference,
             "version": version,
             "cursor": cursor,
+            "limit": limit,
+            "query": query,
             "from": first,
             "to": last,
         }
