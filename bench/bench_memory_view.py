@@ -69,6 +69,16 @@ RECALL_DONE = (
     "Math.max(...performance.getEntriesByType('resource')"
     ".filter((e) => e.name.includes('/api/recall')).map((e) => e.responseEnd))"
 )
+# the request waterfall: when the first /api/recall request went out, and when the last of
+# the page's own files (stylesheet, scripts) had arrived
+RECALL_SENT = (
+    "Math.min(...performance.getEntriesByType('resource')"
+    ".filter((e) => e.name.includes('/api/recall')).map((e) => e.startTime))"
+)
+FILES_DONE = (
+    "Math.max(...performance.getEntriesByType('resource')"
+    ".filter((e) => e.name.includes('/static/')).map((e) => e.responseEnd))"
+)
 
 
 def build(base: Path, n: int) -> tuple[Workspace, dict[str, float]]:
@@ -130,6 +140,7 @@ def measure(ws: Workspace, n: int, repeats: int) -> dict[str, object]:
             browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
             try:
                 firsts, pages, html_ms, api_ms, gw_cpu = [], [], [], [], []
+                sent_ms, files_ms = [], []
                 for _ in range(1 + max(3, repeats // 2)):
                     page = browser.new_page(viewport=VIEWPORT, bypass_csp=True)
                     page.add_init_script(PAINT_PROBE)
@@ -140,6 +151,8 @@ def measure(ws: Workspace, n: int, repeats: int) -> dict[str, object]:
                     firsts.append(page.evaluate("window.__paints[0]"))
                     html_ms.append(page.evaluate(NAV_DONE))
                     api_ms.append(page.evaluate(RECALL_DONE))
+                    sent_ms.append(page.evaluate(RECALL_SENT))
+                    files_ms.append(page.evaluate(FILES_DONE))
                     assert page.locator("#mem-body .mem-item[data-session]").count() == 50
                     page.close()
                 page = browser.new_page(viewport=VIEWPORT, bypass_csp=True)
@@ -162,6 +175,8 @@ def measure(ws: Workspace, n: int, repeats: int) -> dict[str, object]:
                 out["first_paint_ms"] = stats(firsts[1:])
                 out["first_paint_parts_ms"] = {
                     "page_html_received": stats(html_ms[1:]),
+                    "first_recall_request_sent": stats(sent_ms[1:]),
+                    "stylesheet_and_scripts_received": stats(files_ms[1:]),
                     "last_recall_answer_received": stats(api_ms[1:]),
                 }
                 # work done on the server whatever the load: CPU of this process (the
