@@ -60,6 +60,8 @@ def _sparse_rows(n: int, dim: int, seed: int) -> np.ndarray:
 def test_sketch_is_the_dense_fold_bit_for_bit() -> None:
     vecs = _sparse_rows(300, 4096, 1)
     assert np.array_equal(nb._sketch(vecs), _dense_sketch(vecs))
+    dots = nb._Dots(vecs)  # the non-zeros it found, passed on
+    assert np.array_equal(nb._sketch(vecs, (dots.rows, dots.cols, dots.vals)), _dense_sketch(vecs))
 
 
 def test_best_columns_ranks_by_value_then_column() -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import sys
 
+import numpy as np
 import pytest
 
 from memcore.judge import parallel
@@ -85,3 +86,56 @@ def test_the_judge_on_many_pairs_gives_the_verdicts_of_one_process(
     one = OfflineJudge(None, Analyzer.for_texts(texts)).judge(pairs)
     assert many == one
     assert {j.verdict for j in one} >= {"same", "related"}
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fork workers: Linux only")
+def test_map_soon_runs_in_workers_while_the_caller_goes_on() -> None:
+    wait = parallel.map_soon(_square_and_pid, range(3000), workers=2, min_items=100)
+    here = parallel.split_map(_square_and_pid, range(10))  # the caller is free meanwhile
+    out = wait()
+    assert [sq for sq, _ in out] == [x * x for x in range(3000)]
+    assert os.getpid() not in {pid for _, pid in out}  # (which worker took a share: any)
+    assert [sq for sq, _ in here] == [x * x for x in range(10)]
+    dead = parallel.map_soon(_boom, range(3000), workers=2, min_items=100)
+    assert dead() == [-x for x in range(3000)]  # the dead worker's share was done here
+
+
+def test_map_soon_without_workers_computes_here_when_asked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("MEMCORE_WORKERS", "1")
+    seen: list[int] = []
+
+    def note(x: int) -> int:
+        seen.append(x)
+        return x + 1
+
+    wait = parallel.map_soon(note, range(3000), min_items=100)
+    assert seen == []  # nothing done yet
+    assert wait() == [x + 1 for x in range(3000)]
+    assert seen == list(range(3000))
+
+
+def test_candidates_with_the_analysis_in_workers_are_the_same(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from memcore.judge.candidates import candidates
+
+    rng = np.random.default_rng(7)
+    names = ["Atlas", "Orbit", "Quill", "Nova", "Kestrel", "Juniper"]
+    texts = [
+        f"{names[i % 6]} service {i % 97} listens on port {1000 + i % 613} in "
+        f"{'staging' if i % 2 else 'production'} (`/srv/app{i % 41}`)."
+        for i in range(2400)
+    ]
+    views = [
+        EntryView(f"e{i}", t, scope="project" if i % 5 else "global") for i, t in enumerate(texts)
+    ]
+    vecs = rng.standard_normal((2400, 32)).astype(np.float32)
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    monkeypatch.setenv("MEMCORE_WORKERS", "2")
+    forked = candidates(views, vecs, Analyzer.for_texts(texts))
+    monkeypatch.setenv("MEMCORE_WORKERS", "1")
+    here = candidates(views, vecs, Analyzer.for_texts(texts))
+    assert forked == here
+    assert {c.source for c in here} >= {"knn", "token", "knn+token"}

@@ -32,7 +32,7 @@ Everything is a pure function of the text and the analyzer's tables; results are
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 
@@ -473,6 +473,18 @@ class Analyzer:
         if todo:
             self.preload(dict(zip(todo, split_map(self._analyse, todo), strict=True)))
         return [self.analyse(t) for t in texts]
+
+    def analyse_soon(self, texts: Iterable[str]) -> Callable[[], None]:
+        """Start the analyses of ``texts`` not cached yet in forked workers and return at once
+        (:func:`memcore.judge.parallel.map_soon`); calling the function returned waits and
+        caches them. The caller meanwhile does work that needs no analysis."""
+        from memcore.judge.parallel import map_soon
+
+        todo = [t for t in dict.fromkeys(texts) if t not in self._cache]
+        if not todo:
+            return lambda: None
+        results = map_soon(self._analyse, todo)
+        return lambda: self.preload(dict(zip(todo, results(), strict=True)))
 
     def analyse(self, text: str) -> Analysis:
         hit = self._cache.get(text)

@@ -107,16 +107,24 @@ def candidates(
     groups: dict[str, list[int]] = defaultdict(list)
     for i, e in enumerate(entries):
         groups[e.scope].append(i)
-    toks = [rare_tokens(an) for an in analyzer.analyse_many(e.text for e in entries)]
+    texts = [e.text for e in entries]
+    analysed = analyzer.analyse_soon(texts)  # in worker processes while numpy searches here
     found: dict[tuple[int, int], Candidate] = {}
+    try:
+        for members in groups.values():
+            if len(members) < 2:
+                continue
+            idx = np.asarray(members, dtype=np.int64)
+            group = vecs if len(members) == n else vecs[idx]  # one scope: no copy of every row
+            for a, b, s in topk_neighbours(group, k):
+                i, j = sorted((members[a], members[b]))
+                found[(i, j)] = Candidate(i, j, float(s), "knn")
+    finally:
+        analysed()
+    toks = [rare_tokens(an) for an in analyzer.analyse_many(texts)]
     for members in groups.values():
         if len(members) < 2:
             continue
-        idx = np.asarray(members, dtype=np.int64)
-        group = vecs if len(members) == n else vecs[idx]  # one scope: no copy of every row
-        for a, b, s in topk_neighbours(group, k):
-            i, j = sorted((members[a], members[b]))
-            found[(i, j)] = Candidate(i, j, float(s), "knn")
         cap = max_df if max_df is not None else max(4, round(0.01 * len(members)))
         for (i, j), _score in _token_pairs(toks, members, cap, per_entry).items():
             hit = found.get((i, j))

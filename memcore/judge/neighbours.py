@@ -37,13 +37,14 @@ def _project(vecs: np.ndarray) -> np.ndarray:
     return small
 
 
-def _sketch(vecs: np.ndarray) -> np.ndarray:
+def _sketch(vecs: np.ndarray, nonzero: tuple[np.ndarray, ...] | None = None) -> np.ndarray:
     """A fixed signed folding of the columns onto 256 (a count sketch): every input dimension
     adds, with a seeded sign, to one output dimension. Dot products are kept in expectation;
     it costs one pass over the non-zeros, not a product with a 4096 x 256 matrix.
 
     The sum of each output cell runs over the folds in order (fold 0 first), so the result
-    is bit for bit the dense fold's; within one fold a cell gets at most one input."""
+    is bit for bit the dense fold's; within one fold a cell gets at most one input.
+    ``nonzero``: ``(rows, cols, values)`` of the non-zeros in row-major order, when known."""
     n, dim = vecs.shape
     rng = np.random.default_rng(20261201)
     width = -(-dim // _PROJECT_DIM) * _PROJECT_DIM
@@ -51,8 +52,11 @@ def _sketch(vecs: np.ndarray) -> np.ndarray:
     signs = rng.choice(np.array([-1.0, 1.0], dtype=np.float32), size=width)
     where = np.empty(width, dtype=np.int64)
     where[perm] = np.arange(width)  # input column -> its place in the folded layout
-    rows, cols = np.nonzero(vecs)
-    vals = vecs[rows, cols] * signs[where[cols]]
+    if nonzero is None:
+        rows, cols = np.nonzero(vecs)
+        nonzero = (rows, cols, vecs[rows, cols])
+    rows, cols, vals = nonzero
+    vals = vals * signs[where[cols]]
     fold, cell = np.divmod(where[cols], _PROJECT_DIM)
     out = np.zeros((n, _PROJECT_DIM), dtype=np.float32)
     order = np.argsort(fold, kind="stable")
@@ -99,7 +103,8 @@ def _best_columns(block: np.ndarray, m: int) -> np.ndarray:
     rr, cc = rr[order], cc[order]
     starts = np.searchsorted(rr, np.arange(b))
     rank = np.arange(len(rr)) - starts[rr]
-    return cc[rank < m].reshape(b, m)
+    best: np.ndarray = cc[rank < m].reshape(b, m)
+    return best
 
 
 def topk_neighbours(vecs: np.ndarray, k: int) -> list[tuple[int, int, float]]:
@@ -123,7 +128,7 @@ def topk_neighbours(vecs: np.ndarray, k: int) -> list[tuple[int, int, float]]:
     coarse = vecs
     wide = vecs.shape[1] > 2 * _PROJECT_DIM and n > 4 * k
     if wide:
-        coarse = _sketch(vecs)
+        coarse = _sketch(vecs, None if dots.dense else (dots.rows, dots.cols, dots.vals))
     kc = min(3 * kk if wide else kk, n - 1)
     vt = np.ascontiguousarray(coarse.T)
     fast = n // _GROUP >= 4 * (kc + 1) and not (wide and dots.dense)

@@ -273,9 +273,8 @@ def decide(c: Comparison, th: Thresholds, newer_by_date: bool) -> tuple[Verdict,
     strong_change = c.change - _WEAK_CHANGE
     # the newer entry talks about the same attribute, not just the same project or person
     named = {stem(v.norm) for v in c.named_old_values}
-    attr_other = [
-        t for t in frame if t not in a.subject | b.subject | named | _GENERIC | slots.VERBISH
-    ]
+    said = a.subject | b.subject | named | _GENERIC | slots.VERBISH if frame else set()
+    attr_other = [t for t in frame if t not in said]  # (the union once, not once per word)
     distinctive = any(
         v.kind in ("ident", "path", "url", "code", "time") for v in c.named_old_values
     )

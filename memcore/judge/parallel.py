@@ -9,6 +9,10 @@ contiguous share per worker, runs the first share here and the others in forked 
 (which inherit the analyzer, its cache and the vectors already in memory: nothing is sent but
 the results), and puts the results back in order.
 
+:func:`map_soon` starts the same work in forked workers only and returns at once, so the
+caller can do something else meanwhile (the candidate search ranks neighbours in numpy while
+the workers analyse the entries); calling what it returns waits for the results.
+
 Only on Linux with the ``fork`` start method, only for lists of at least ``min_items``, and
 never inside a worker. ``MEMCORE_WORKERS`` (an integer, 1 = no workers) overrides the number
 of processes (default: the CPUs this process may use, at most 4). A worker that fails makes
@@ -21,7 +25,7 @@ import multiprocessing
 import os
 import sys
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -56,6 +60,50 @@ def _run_share(bounds: tuple[int, int]) -> list[object]:
     return [fn(x) for x in items[bounds[0] : bounds[1]]]
 
 
+def _can_fork(n: int, workers: int, min_items: int) -> bool:
+    return not (
+        workers < 1
+        or n < min_items
+        or _in_worker
+        or _job is not None
+        or not sys.platform.startswith("linux")
+        or "fork" not in multiprocessing.get_all_start_methods()
+    )
+
+
+def _shares(n: int, parts: int) -> list[tuple[int, int]]:
+    step = -(-n // parts)
+    return [(s, min(n, s + step)) for s in range(0, n, step)]
+
+
+def _start(
+    fn: Callable[[T], R], items: Sequence[T], bounds: list[tuple[int, int]]
+) -> tuple[ProcessPoolExecutor, list[Future[list[object]]]]:
+    """One forked worker per share of ``bounds``, each started on its share. The caller
+    sets ``_job`` to ``(fn, items)`` first (the workers inherit it) and clears it."""
+    pool = ProcessPoolExecutor(
+        max_workers=len(bounds),
+        mp_context=multiprocessing.get_context("fork"),
+        initializer=_mark_worker,
+    )
+    return pool, [pool.submit(_run_share, b) for b in bounds]
+
+
+def _collect(
+    fn: Callable[[T], R],
+    items: Sequence[T],
+    bounds: list[tuple[int, int]],
+    futures: list[Future[list[object]]],
+) -> list[R]:
+    out: list[object] = []
+    for (lo, hi), fut in zip(bounds, futures, strict=True):
+        try:
+            out.extend(fut.result())
+        except Exception:  # a worker died or could not send: its share is done here
+            out.extend(fn(x) for x in items[lo:hi])
+    return out  # type: ignore[return-value]
+
+
 def split_map(
     fn: Callable[[T], R],
     items: Sequence[T],
@@ -69,33 +117,47 @@ def split_map(
     n = len(items)
     workers = default_workers() if workers is None else workers
     workers = min(workers, n // max(1, min_items // 2) or 1)
-    if (
-        workers < 2
-        or n < min_items
-        or _in_worker
-        or _job is not None
-        or not sys.platform.startswith("linux")
-        or "fork" not in multiprocessing.get_all_start_methods()
-    ):
+    if workers < 2 or not _can_fork(n, workers, min_items):
         return [fn(x) for x in items]
-    step = -(-n // workers)
-    bounds = [(s, min(n, s + step)) for s in range(0, n, step)]
+    bounds = _shares(n, workers)
     _job = (fn, items)  # type: ignore[assignment]  # inherited by the forked workers
     try:
-        with ProcessPoolExecutor(
-            max_workers=len(bounds) - 1,
-            mp_context=multiprocessing.get_context("fork"),
-            initializer=_mark_worker,
-        ) as pool:
-            futures = [pool.submit(_run_share, b) for b in bounds[1:]]
+        pool, futures = _start(fn, items, bounds[1:])
+        with pool:
             here = [fn(x) for x in items[bounds[0][0] : bounds[0][1]]]
-            try:
-                rest = [f.result() for f in futures]
-            except Exception:  # a worker died or could not send: do its share here
-                rest = [[fn(x) for x in items[lo:hi]] for lo, hi in bounds[1:]]
+            rest = _collect(fn, items, bounds[1:], futures)
     finally:
         _job = None
-    out: list[R] = list(here)
-    for share in rest:
-        out.extend(share)  # type: ignore[arg-type]
-    return out
+    return here + rest
+
+
+def map_soon(
+    fn: Callable[[T], R],
+    items: Sequence[T],
+    *,
+    workers: int | None = None,
+    min_items: int = 2000,
+) -> Callable[[], list[R]]:
+    """``[fn(x) for x in items]`` started now in forked workers (by default one fewer than
+    :func:`default_workers`), while the caller goes on; the function returned
+    waits and gives the list, in order. Where :func:`split_map` would not fork, the work is
+    done here when that function is called. ``fn`` must be pure."""
+    global _job
+    n = len(items)
+    workers = default_workers() - 1 if workers is None else workers  # 0: all here
+    workers = min(workers, n // max(1, min_items // 2) or 1)
+    if not _can_fork(n, workers, min_items):
+        return lambda: [fn(x) for x in items]
+    bounds = _shares(n, workers)
+    _job = (fn, items)  # type: ignore[assignment]  # inherited by the forked workers
+    try:
+        # with fork, every worker is forked at the first submit: _job can go right after
+        pool, futures = _start(fn, items, bounds)
+    finally:
+        _job = None
+
+    def wait() -> list[R]:
+        with pool:
+            return _collect(fn, items, bounds, futures)
+
+    return wait
