@@ -90,7 +90,7 @@ def test_dreams_page(ws: Workspace, page_factory) -> None:
         page.click("#dream-now")
         expect(page.locator("#promoted")).to_have_text("1")
         assert figure(page, "long-term") == "2"
-        assert "promoted 1" in page.locator("#action-status").inner_text()
+        expect(page.locator("#action-status")).to_contain_text("promoted 1")
         page.wait_for_selector("#runs td.st.ok")
 
         page.click("button.mode[data-mode='rem']")

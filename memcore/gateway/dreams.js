@@ -366,13 +366,14 @@
     if (inFlight.has(itemId)) return;
     inFlight.add(itemId);
     renderReview(lastReview);
-    text($("action-status"), `Resolving item ${itemId}…`);
+    showStatus(`Resolving item ${itemId}…`, 0);
     try {
       const d = await post("/api/review", { item: itemId, choice });
-      text($("action-status"), choice === "skip" ?
-        `Item ${itemId} skipped; it keeps waiting` : `Item ${itemId}: ${choice} — ${d.status}`);
+      showStatus(choice === "skip" ?
+        `Item ${itemId} skipped; it keeps waiting` : `Item ${itemId}: ${choice} — ${d.status}`,
+        15000);
     } catch (err) {
-      text($("action-status"), `Resolving item ${itemId} failed: ${err.message}`);
+      showStatus(`Resolving item ${itemId} failed: ${err.message}`, 30000);
     } finally {
       inFlight.delete(itemId);
       reviewKey = null;
