@@ -120,6 +120,8 @@ def test_nearest_over_the_mirror_equals_the_per_entry_nearest(ws: Workspace, see
     try:
         rows = conn.execute("SELECT * FROM recall_index").fetchall()
         entries = [row_entry(r) for r in rows]
+        everything = scoring.Thresholds(0.0, 0, 0, min_relevance=0.0)  # every entry passes
+        assert nearest_mirror(conn, NOW, everything, 5) == [] == nearest(entries, NOW, everything)
         for th in (
             scoring.Thresholds(),
             scoring.Thresholds(0.9, 6, 4),

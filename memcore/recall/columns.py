@@ -217,10 +217,14 @@ def nearest_mirror(
         (count >= th.min_recall_count) & (uq >= th.min_unique_queries) & rel_ok
         & (raw >= th.min_score)
     )  # fmt: skip
+    open_ = np.nonzero(~passes)[0]  # entries that pass are candidates already: not shown
+    if len(open_) == 0:
+        return []
+    rowids, count, uq, rel, rel_ok, raw = (a[open_] for a in (rowids, count, uq, rel, rel_ok, raw))
     w = th.weights
     counts, count_at = np.unique(count, return_inverse=True)
     queries, queries_at = np.unique(uq, return_inverse=True)
-    needed = np.full(len(rows), MAX_SEARCHES + 1, dtype=np.int64)
+    needed = np.full(len(open_), MAX_SEARCHES + 1, dtype=np.int64)
     for k in range(MAX_SEARCHES, 0, -1):  # the smallest k that passes is written last
         freq = np.array([frequency(int(v) + k) for v in counts], dtype=np.float64)[count_at]
         div = np.array([diversity(int(v) + k) for v in queries], dtype=np.float64)[queries_at]
@@ -229,16 +233,13 @@ def nearest_mirror(
         after = after + w["recency"] * 1.0
         ok = (count + k >= th.min_recall_count) & (uq + k >= th.min_unique_queries)
         needed[ok & rel_ok & (after >= th.min_score)] = k
-    open_ = np.nonzero(~passes)[0]
-    if len(open_) == 0:
-        return []
-    need, neg = needed[open_], -raw[open_]
+    need, neg = needed, -raw
     order = np.lexsort((neg, need))
     edge = order[min(limit, len(order)) - 1]
     # the first ``limit`` by (searches, score), and every entry tied with the last of them:
     # path, start line and key decide among those, as in the per-entry sort
     near = np.nonzero((need < need[edge]) | ((need == need[edge]) & (neg <= neg[edge])))[0]
-    picked = _sorted_near(conn, rowids[open_[near]], need[near], neg[near])[:limit]
+    picked = _sorted_near(conn, rowids[near], need[near], neg[near])[:limit]
     marks = ",".join("?" * len(picked))
     by_rowid = {
         r["rid"]: r
