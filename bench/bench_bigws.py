@@ -19,6 +19,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import statistics
 import subprocess
 import sys
@@ -34,7 +35,12 @@ ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT), "MEMCORE_EMBEDDER": "hashing"}
 
 
+CPU_MS: list[float] = []  # the child's CPU time (user + system) of each run_ms, in order
+
+
 def run_ms(ws: Path, *args: str) -> float:
+    """Wall ms of one ``memcore`` process (its CPU ms are appended to CPU_MS)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     subprocess.run(
         [sys.executable, "-m", "memcore", "-w", str(ws), *args],
@@ -43,7 +49,15 @@ def run_ms(ws: Path, *args: str) -> float:
         check=True,
         env=ENV,
     )
-    return (time.perf_counter() - t0) * 1000
+    wall = (time.perf_counter() - t0) * 1000
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU_MS.append((after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000)
+    return wall
+
+
+def cpu(last: int = 1) -> str:
+    """The CPU ms of the last ``last`` runs (median when more than one)."""
+    return f"{statistics.median(CPU_MS[-last:]):.0f} CPU ms"
 
 
 def sentence(rng: random.Random, n: int) -> str:
@@ -101,29 +115,37 @@ def main() -> None:
             ws = base / "notes"
             size = notes_workspace(ws)
             first = run_ms(ws, "memory", "search", "redis retry", "--no-record")
+            first_cpu = cpu()
             later = statistics.median(
                 run_ms(ws, "memory", "search", f"ledger {i}", "--no-record")
                 for i in range(args.runs)
             )
             print(f"notes: 1,000 daily notes, {size / 1e6:.1f} MB: first search {first:.0f} ms "
-                  f"({size / 1e6 / (first / 1000):.2f} MB/s, index built), later searches "
-                  f"{later:.0f} ms (median of {args.runs}, a process each)")  # fmt: skip
+                  f"({size / 1e6 / (first / 1000):.2f} MB/s, index built; {first_cpu}), later "
+                  f"searches {later:.0f} ms ({cpu(args.runs)}; median of {args.runs}, "
+                  "a process each)")  # fmt: skip
         if "memory_md" in parts:
             ws = base / "memory_md"
             size = memory_md_workspace(ws)
             build = run_ms(ws, "memory", "search", "deploy", "--no-record")
+            build_cpu = cpu()
+            first_status = run_ms(ws, "memory", "status")  # counts MEMORY.md's entries
+            first_cpu = cpu()
             status = statistics.median(run_ms(ws, "memory", "status") for _ in range(args.runs))
+            status_cpu = cpu(args.runs)
             search = statistics.median(
                 run_ms(ws, "memory", "search", f"payout {i}", "--no-record")
                 for i in range(args.runs)
             )
             print(f"memory_md: MEMORY.md of {size / 1e6:.1f} MB: first search {build:.0f} ms "
-                  f"(index built); then memory status {status:.0f} ms, search {search:.0f} ms "
-                  f"(medians of {args.runs})")  # fmt: skip
+                  f"({build_cpu}, index built); first memory status {first_status:.0f} ms "
+                  f"({first_cpu}); then memory status {status:.0f} ms ({status_cpu}), search "
+                  f"{search:.0f} ms ({cpu(args.runs)}; medians of {args.runs})")  # fmt: skip
         if "foreign" in parts:
             ws = base / "foreign"
             foreign_store_workspace(ws)
             status = run_ms(ws, "memory", "status")
+            status_cpu = cpu()
             foreign_store_workspace(base / "foreign2")
             run_ms(base / "foreign2", "memory", "search", "warm the index", "--no-record")
             doc = json.loads((base / "foreign2/memory/.dreams/short-term-recall.json").read_text())
@@ -133,7 +155,8 @@ def main() -> None:
             search = run_ms(base / "foreign2", "memory", "search", "payout ledger")
             print(
                 "foreign: 100,000-entry store another tool wrote: first memory status "
-                f"{status:.0f} ms, first search (recording its hits) {search:.0f} ms"
+                f"{status:.0f} ms ({status_cpu}), first search (recording its hits) "
+                f"{search:.0f} ms ({cpu()})"
             )
     print(f"load average at end {os.getloadavg()}")
 

@@ -37,9 +37,9 @@ def long_term_count(ws: Workspace) -> int:
 
     Parsing a 20 MB MEMORY.md takes seconds, so the count is cached in memcore.sqlite by the
     file's size, mtime and inode (only when the database exists: status creates nothing)."""
-    from memcore.workspace.entries import parse
+    from memcore.workspace.entries import count_entries
 
-    return _memory_md_figure(ws, "memory_md_count_cache", lambda text: len(parse(text).entries))
+    return _memory_md_figure(ws, "memory_md_count_cache", count_entries)
 
 
 def _memory_md_figure(ws: Workspace, table: str, compute: Callable[[str], int]) -> int:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from memcore.workspace.markdown import (
@@ -190,8 +190,62 @@ def parse(source: str) -> Document:
     lines = source.splitlines(keepends=True)
     warnings: list[str] = []
     entries: list[Entry] = []
+    for start, i, j, section, pending, lineage in _spans(lines, warnings):
+        body = "".join(lines[i:j])
+        text, score = clean_text(body)
+        attrs: dict[str, str] = {}
+        id_source = "text"
+        eid = ""
+        if pending is not None:
+            attrs = dict(pending[1])
+            if pending[2] is not None:
+                eid, id_source = promoted_entry_id(pending[2]), "openclaw"
+                attrs.setdefault("key", pending[2])
+            elif "id" in attrs:
+                eid, id_source = attrs["id"], "marker"
+            elif "key" in attrs:
+                eid, id_source = promoted_entry_id(attrs["key"]), "marker"
+        if not eid:
+            eid = text_entry_id(text)
+        oc_meta = openclaw_meta(body)
+        if lineage is not None:
+            oc_meta["lineage"] = lineage
+        entries.append(
+            Entry(
+                id=eid,
+                section=section,
+                start=start,
+                end=j,
+                body_start=i,
+                raw="".join(lines[start:j]),
+                text=text,
+                attrs=attrs,
+                has_marker=pending is not None and pending[2] is None,
+                id_source=id_source,
+                promotion_score=score,
+                openclaw=oc_meta,
+            )
+        )
+    _dedupe_ids(entries, warnings)
+    return Document(source=source, lines=lines, entries=entries, warnings=warnings)
+
+
+def count_entries(source: str) -> int:
+    """``len(parse(source).entries)``, without building the entries (their text, ids and
+    annotations): what ``memory status`` shows of a big MEMORY.md."""
+    return sum(1 for _ in _spans(source.splitlines(keepends=True), []))
+
+
+_Pending = tuple[int, dict[str, str], str | None]  # (line, attrs, openclaw key) of a marker
+
+
+def _spans(
+    lines: list[str], warnings: list[str]
+) -> Iterator[tuple[int, int, int, str, _Pending | None, str | None]]:
+    """Each entry of ``lines`` as (start line with its marker, body start, end, section, the
+    marker above it, the OpenClaw lineage key above it); odd markers warn in ``warnings``."""
     section = ""
-    pending: tuple[int, dict[str, str], str | None] | None = None  # (line, attrs, openclaw key)
+    pending: _Pending | None = None
     lineage: str | None = None  # an OpenClaw lineage marker just above
     i = 0
     n = len(lines)
@@ -251,51 +305,14 @@ def parse(source: str) -> Document:
         # An entry starts here.
         is_bullet = bool(_BULLET_RE.match(line)) and not line.startswith((" ", "\t"))
         j = _entry_end(lines, i, is_bullet)
-        start = pending[0] if pending is not None else i
-        body = "".join(lines[i:j])
-        text, score = clean_text(body)
-        attrs: dict[str, str] = {}
-        id_source = "text"
-        eid = ""
-        if pending is not None:
-            attrs = dict(pending[1])
-            if pending[2] is not None:
-                eid, id_source = promoted_entry_id(pending[2]), "openclaw"
-                attrs.setdefault("key", pending[2])
-            elif "id" in attrs:
-                eid, id_source = attrs["id"], "marker"
-            elif "key" in attrs:
-                eid, id_source = promoted_entry_id(attrs["key"]), "marker"
-        if not eid:
-            eid = text_entry_id(text)
-        oc_meta = openclaw_meta(body)
-        if lineage is not None:
-            oc_meta["lineage"] = lineage
-            lineage = None
-        entries.append(
-            Entry(
-                id=eid,
-                section=section,
-                start=start,
-                end=j,
-                body_start=i,
-                raw="".join(lines[start:j]),
-                text=text,
-                attrs=attrs,
-                has_marker=pending is not None and pending[2] is None,
-                id_source=id_source,
-                promotion_score=score,
-                openclaw=oc_meta,
-            )
-        )
+        yield (pending[0] if pending is not None else i), i, j, section, pending, lineage
         pending = None
+        lineage = None
         i = j
     if pending is not None:
         warnings.append(
             f"MEMORY.md:{pending[0] + 1}: marker is not directly above an entry; ignored"
         )
-    _dedupe_ids(entries, warnings)
-    return Document(source=source, lines=lines, entries=entries, warnings=warnings)
 
 
 def _is_broken_marker(line: str) -> bool:
