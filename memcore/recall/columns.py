@@ -220,7 +220,8 @@ def nearest_mirror(
     open_ = np.nonzero(~passes)[0]  # entries that pass are candidates already: not shown
     if len(open_) == 0:
         return []
-    rowids, count, uq, rel, rel_ok, raw = (a[open_] for a in (rowids, count, uq, rel, rel_ok, raw))
+    rowids, count, uq = rowids[open_], count[open_], uq[open_]
+    rel, rel_ok, raw = rel[open_], rel_ok[open_], raw[open_]
     w = th.weights
     counts, count_at = np.unique(count, return_inverse=True)
     queries, queries_at = np.unique(uq, return_inverse=True)
