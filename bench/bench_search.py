@@ -2,12 +2,14 @@
 and the hit-score distribution on the example workspace.
 
     python bench/bench_search.py [--sizes 100,1000,3000] [--queries 50]
-    python bench/bench_search.py --quality --split tune [--backends hashing,minilm,use-m3]
+    python bench/bench_search.py --quality [--split dev] [--backends hashing,minilm,use-m3]
 
 ``--quality`` prints recall@1/@5 and MRR per query kind and backend on the labelled set in
-bench/eval/search/ (``bench/search_quality.py``); tune on ``--split tune``, report
-``--split holdout`` once, and ``--split fresh`` (bench/eval/search/fresh.jsonl, queries by an
-author who never saw the code) once per backend at the very end.
+bench/eval/search/ (``bench/search_quality.py``). The named splits are development data:
+``tune`` and ``holdout`` (queries.jsonl), ``all`` (both), ``fresh`` (fresh.jsonl, written
+blind and run once as such) and ``dev`` (all three). ``--split PATH.jsonl`` runs a blind set
+in the same format, once, after the search is frozen (``--misses`` and ``--retrievers``
+refuse it).
 
 Daily notes are generated from a seeded vocabulary of a believable software project (about ten
 chunks a note). Searches run with ``record=False`` so the figure is the search alone (recording
@@ -267,6 +269,15 @@ def print_distribution(example: Path) -> None:
         )
 
 
+def split_name(value: str) -> str:
+    """A named split of bench/eval/search, or a .jsonl file of labelled queries."""
+    if value in ("tune", "holdout", "all", "fresh", "dev") or value.endswith(".jsonl"):
+        return value
+    raise argparse.ArgumentTypeError(
+        f"{value!r}: allowed: tune, holdout, all, fresh, dev, or a path ending in .jsonl"
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="100,1000,3000")
@@ -275,11 +286,16 @@ def main() -> None:
         "--example", default=str(Path(__file__).resolve().parent.parent / "examples" / "workspace")
     )
     ap.add_argument("--quality", action="store_true", help="retrieval quality only")
-    ap.add_argument("--split", default="tune", choices=("tune", "holdout", "fresh", "all"))
+    ap.add_argument(
+        "--split",
+        default="dev",
+        type=split_name,
+        help="tune, holdout, all, fresh, dev, or the path of a blind set (.jsonl)",
+    )
     ap.add_argument("--backends", default="hashing,minilm,use-m3")
     ap.add_argument("--misses", action="store_true", help="list the queries missed at 5")
     ap.add_argument(
-        "--retrievers", action="store_true", help="recall@5 of bm25 alone, the model alone (tune)"
+        "--retrievers", action="store_true", help="recall@5 of bm25 alone, the model alone"
     )
     args = ap.parse_args()
     if args.retrievers:

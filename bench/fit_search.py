@@ -1,12 +1,15 @@
-"""Fit the score calibration of memory search (memcore/search/fusion.py) on the tune split.
+"""Fit the score calibration of memory search (memcore/search/fusion.py) on the development
+queries.
 
-    python bench/fit_search.py [--backends hashing,minilm,use-m3] [--split tune]
+    python bench/fit_search.py [--backends hashing,minilm,use-m3] [--split dev]
 
 For every query of the split, every candidate chunk (lexical and model neighbours) is one
 example: its signals (lexical, hashed, dense) and whether it answers the query. A logistic
 regression (Newton's method, a small L2 penalty) gives the coefficients; they are printed as
 the ``CALIBRATIONS`` entries to paste into fusion.py, with the log loss and how the fitted
-score separates right from wrong top hits. Never run it on the held-out split.
+score separates right from wrong top hits. ``dev`` is every labelled query of the repository
+(queries.jsonl's two halves and fresh.jsonl, all used while tuning); a blind set written later
+is never fitted on.
 """
 
 from __future__ import annotations
@@ -85,7 +88,7 @@ def fit(x: np.ndarray, y: np.ndarray, l2: float = 1e-2) -> np.ndarray:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--backends", default="hashing,minilm,use-m3")
-    ap.add_argument("--split", default="tune", choices=("tune",))
+    ap.add_argument("--split", default="dev", choices=("tune", "dev"))
     args = ap.parse_args()
     for b in available_backends(args.backends.split(",")):
         x, y = examples(b, args.split)

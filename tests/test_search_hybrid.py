@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from memcore.search.dense import pieces
+from memcore.search.dense import nearest, pieces
 from memcore.search.embeddings import extra_installed
 from memcore.search.fuzzy import max_edits, osa_distance
 from memcore.search.query import open_index, search, update_index
@@ -76,6 +76,23 @@ def test_clauses_are_embedded_apart_from_the_whole_chunk() -> None:
     assert got[0] == "Cycling\n- Chain replaced at Velo Schmidt; next service after 3,000 km."
     assert got[1:] == ["Chain replaced at Velo Schmidt", "next service after 3,000 km."]
     assert pieces("- Lives in Kiel.") == ["- Lives in Kiel."]
+
+
+def test_a_chunk_is_as_near_as_its_whole_text_and_its_best_clause_together() -> None:
+    import numpy as np
+
+    q = np.array([1.0, 0.0, 0.0], np.float32)
+    rows = [
+        [0.6, 0.8, 0.0],  # chunk 7, whole text: cosine 0.6
+        [1.0, 0.0, 0.0],  # chunk 7, a clause that is the query: 1.0
+        [0.8, 0.6, 0.0],  # chunk 9, one piece only: 0.8
+    ]
+    matrix = np.array(rows, np.float32)
+    ids, starts = np.array([7, 9]), np.array([0, 2])
+    near, sims = nearest((ids, starts, matrix, matrix[starts]), q)
+    # one short clause alone does not outrank a chunk that is near as a whole
+    assert near[7] == pytest.approx(0.8) and near[9] == pytest.approx(0.8)
+    assert sims.tolist() == pytest.approx([0.8, 0.8])
 
 
 # -- the memcore[embed] model ---------------------------------------------------------------

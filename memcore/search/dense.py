@@ -7,7 +7,8 @@ embedding model (``[search] embedder``; see ``memcore.search.embeddings``) in th
 ``search_dense`` and answers "which chunks are nearest to this query vector" over all of them.
 
 Each chunk has the vectors of its pieces (:func:`pieces`: the whole chunk, and each clause of
-a long one); a chunk's similarity to a query is its best piece's.
+a long one); a chunk's similarity to a query is the mean of its whole vector's cosine and its
+best piece's (:func:`nearest`).
 
 Incremental: after each index update, only chunks without vectors are embedded (a chunk that
 only moved keeps its row id, so its vectors), and vectors of deleted chunks are dropped. The
@@ -66,7 +67,8 @@ def mark_changed(conn: sqlite3.Connection) -> None:
 def pieces(text: str, context: str = "") -> list[str]:
     """The texts embedded for one chunk: the whole chunk with its heading, and each of its
     clauses when it has several (a query usually asks for one clause of a long note, and a
-    clause's vector is not drowned by the rest; the chunk's similarity is its best piece's)."""
+    clause's vector is not drowned by the rest; :func:`nearest` mixes the best piece's cosine
+    with the whole chunk's)."""
     from memcore.search.chunks import Chunk
 
     body = Chunk(0, 0, text, context).body
@@ -204,10 +206,12 @@ def query_vector(embedder: Embedder, query: str) -> np.ndarray:
 
 
 def nearest(m: Matrix, qvec: np.ndarray, top: int = TOP) -> tuple[dict[int, float], np.ndarray]:
-    """The ``top`` chunks nearest to ``qvec`` ({id: cosine}) and the cosines of all chunks
-    (aligned with the matrix's ids). Rows and ``qvec`` are L2-normalised, so a dot product is
-    the cosine. Two stages, so a query reads the whole-chunk rows only: every chunk's
-    whole-chunk cosine, then for the ``SHORTLIST`` nearest the best of their pieces."""
+    """The ``top`` chunks nearest to ``qvec`` ({id: similarity}) and the similarities of all
+    chunks (aligned with the matrix's ids). Rows and ``qvec`` are L2-normalised, so a dot
+    product is the cosine. Two stages, so a query reads the whole-chunk rows only: every
+    chunk's whole-chunk cosine, then for the ``SHORTLIST`` nearest the mean of that cosine and
+    their best piece's (see :func:`pieces`; the best piece alone let one short clause that
+    happens to sit near the query outrank a chunk that answers it as a whole)."""
     import numpy as np
 
     ids, starts, matrix, whole = m
@@ -223,7 +227,7 @@ def nearest(m: Matrix, qvec: np.ndarray, top: int = TOP) -> tuple[dict[int, floa
         sel, lo, n = short[many], starts[short[many]], spans[many]
         rows = np.repeat(lo - np.cumsum(np.r_[0, n[:-1]]), n) + np.arange(int(n.sum()))
         best = np.maximum.reduceat(matrix[rows] @ q, np.r_[0, np.cumsum(n)[:-1]])
-        sims[sel] = np.maximum(sims[sel], best)
+        sims[sel] = 0.5 * (sims[sel] + np.maximum(sims[sel], best))
     k = min(top, len(ids))
     part = np.argpartition(-sims, k - 1)[:k]
     return {int(ids[i]): float(sims[i]) for i in part}, sims

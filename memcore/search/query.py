@@ -14,13 +14,14 @@ the ``dense.TOP`` nearest chunks by the model's vectors. Each gets its signals:
     idf(t)      = max(1e-6, ln((N - n_t + 0.5) / (n_t + 0.5)))
     specificity = min(1, I / ln((N - 1.5) / 2.5))
     hashed      = clamp((cos_hashing - 0.05) / (0.45 - 0.05), 0, 1)
-    dense       = cosine of the model vectors (best piece of the chunk), and the places by
-                  model cosine and by bm25
+    dense       = model similarity (mean of the whole chunk's cosine and its best piece's),
+                  and the places by model similarity and by bm25
 
 ``bm25`` is FTS5's score (k1 = 1.2, b = 0.75, sign flipped; heading context weighs 0.3), ``N``
 the number of chunks and ``n_t`` the chunks containing ``t``. ``memcore.search.fusion`` turns
-the signals into one calibrated score (a logistic model fitted per backend on the tune half of
-bench/eval/search); 1.000 only for a chunk whose text is the query. See docs/concepts/search.md.
+the signals into one calibrated score (a logistic model fitted per backend on the labelled
+queries of bench/eval/search); 1.000 only for a chunk whose text is the query. See
+docs/concepts/search.md.
 """
 
 from __future__ import annotations
