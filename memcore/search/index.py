@@ -197,6 +197,7 @@ def _scan(
     problems: list[tuple[str, str]] = []
     cap = cap if cap is not None else safe_read.max_file_bytes(ws)
     root = safe_read.real_root(ws)
+    is_reg = stat.S_ISREG
 
     def add(rel: str, path: str, walked: bool, lst: os.stat_result | None = None) -> None:
         try:
@@ -240,16 +241,28 @@ def _scan(
             problems.append((rel_dir, f"cannot list: {exc.strerror}"))
             continue
         subdirs = []
+        prefix = rel_dir + "/"
         for entry in entries:
+            name = entry.name
             if entry.is_dir(follow_symlinks=False):
-                if not entry.name.startswith("."):
-                    subdirs.append((f"{rel_dir}/{entry.name}", entry.path))
-            elif entry.name.endswith(".md"):
+                if not name.startswith("."):
+                    subdirs.append((prefix + name, entry.path))
+            elif name.endswith(".md"):
+                lst: os.stat_result | None
                 try:
                     lst = entry.stat(follow_symlinks=False)
                 except OSError:
                     lst = None  # check() stats it again and names what is wrong
-                add(f"{rel_dir}/{entry.name}", entry.path, True, lst)
+                # the usual note, decided here as add() would (this loop runs per search)
+                if (
+                    lst is not None
+                    and is_reg(lst.st_mode)
+                    and lst.st_size <= cap
+                    and name.isascii()
+                ):
+                    found[prefix + name] = (entry.path, lst)
+                    continue
+                add(prefix + name, entry.path, True, lst)
         stack.extend(reversed(subdirs))
     return found, problems
 
