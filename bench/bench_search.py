@@ -3,6 +3,7 @@ and the hit-score distribution on the example workspace.
 
     python bench/bench_search.py [--sizes 100,1000,3000] [--queries 50]
     python bench/bench_search.py --quality [--split dev] [--backends hashing,minilm,use-m3]
+    python bench/bench_search.py --distribution [--backends hashing,use-m3]
 
 ``--quality`` prints recall@1/@5 and MRR per query kind and backend on the labelled set in
 bench/eval/search/ (``bench/search_quality.py``). The named splits are development data:
@@ -233,27 +234,38 @@ LOOSE = [
 ]
 
 
-def example_distribution(example: Path, limit: int) -> list[tuple[str, str, list[dict]]]:
-    """Top hits per query on a copy of the example workspace (nothing recorded)."""
+def example_distribution(
+    example: Path, limit: int, backend: str
+) -> list[tuple[str, str, list[dict]]]:
+    """Top hits per query on a copy of the example workspace, searched as ``search`` does with
+    ``backend`` (its model vectors too; nothing recorded)."""
     import shutil
 
+    from search_quality import backend_env
+
+    from memcore.search.dense import sync_dense, uses_dense
+    from memcore.search.query import search_embedder
+
     rows = []
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, backend_env(backend):
         root = Path(tmp) / "ws"
         shutil.copytree(example, root, ignore=shutil.ignore_patterns(".dreams"))
         ws = Workspace(root)
+        emb = search_embedder(ws)
         conn = open_index(ws)
         update_index(conn, ws)
+        if uses_dense(emb):
+            sync_dense(conn, emb)
         for kind, qs in (("targeted", TARGETED), ("loose", LOOSE)):
             for q in qs:
-                rows.append((kind, q, query_index(conn, q, limit)))
+                rows.append((kind, q, query_index(conn, q, limit, embedder=emb)))
         conn.close()
     return rows
 
 
-def print_distribution(example: Path) -> None:
-    rows = example_distribution(example, 5)
-    print(f"\n# score distribution on {example} (top 5 hits per query)")
+def print_distribution(example: Path, backend: str) -> None:
+    rows = example_distribution(example, 5, backend)
+    print(f"\n# score distribution on {example}, {backend} (top 5 hits per query)")
     print("| kind | query | top hit | scores |")
     print("|---|---|---|---|")
     for kind, q, hits in rows:
@@ -297,7 +309,18 @@ def main() -> None:
     ap.add_argument(
         "--retrievers", action="store_true", help="recall@5 of bm25 alone, the model alone"
     )
+    ap.add_argument(
+        "--distribution",
+        action="store_true",
+        help="only the hit scores on the example workspace, per backend",
+    )
     args = ap.parse_args()
+    if args.distribution:
+        from search_quality import available_backends
+
+        for b in available_backends(args.backends.split(",")):
+            print_distribution(Path(args.example), b)
+        return
     if args.retrievers:
         from search_quality import print_retrievers
 
@@ -331,7 +354,7 @@ def main() -> None:
         )
     example = Path(args.example)
     if (example / "memory").is_dir() and any((example / "memory").glob("*.md")):
-        print_distribution(example)
+        print_distribution(example, backend)
     else:
         print(f"\n(no example workspace at {example}; score distribution skipped)")
 

@@ -27,8 +27,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from search_quality import EVAL, available_backends, backend_env, is_answer, load_queries
 
-FEATURES = ("lexical", "hashed", "dense", "lexical_rank", "dense_rank", "specificity")
-NO_MODEL = ("dense", "dense_rank")  # what the hashing backend does not have
+FEATURES = (
+    "lexical",
+    "hashed",
+    "dense",
+    "lexical_rank",
+    "dense_rank",
+    "specificity",
+    "single_term",
+)
+NO_MODEL = ("dense", "dense_rank", "single_term")  # not in the hashing backend's calibration
+# single_term is fitted last, alone (fit_offset)
 
 
 def examples(backend: str, split: str) -> tuple[np.ndarray, np.ndarray]:
@@ -64,6 +73,7 @@ def examples(backend: str, split: str) -> tuple[np.ndarray, np.ndarray]:
                         place(c.lexical_rank),
                         place(c.dense_rank),
                         c.specificity,
+                        1.0 if c.single_term else 0.0,
                     ]
                 )
                 ys.append(1.0 if is_answer(hit, q["answers"]) else 0.0)
@@ -85,6 +95,21 @@ def fit(x: np.ndarray, y: np.ndarray, l2: float = 1e-2) -> np.ndarray:
     return w
 
 
+def fit_offset(z: np.ndarray, on: np.ndarray, y: np.ndarray, l2: float = 1e-2) -> float:
+    """The coefficient of one 0/1 feature added to fitted logits ``z`` (the others held): how
+    the single-term coefficient is fitted, after the rest, so that it moves only the scores
+    of one-word queries (it is constant within a query: no ranking changes) and leaves the
+    other coefficients as the multi-word queries set them."""
+    s = 0.0
+    for _ in range(100):
+        p = 1 / (1 + np.exp(-(z + s * on)))
+        step = ((on * (p - y)).sum() + l2 * s) / ((on * p * (1 - p)).sum() + l2)
+        s -= step
+        if abs(step) < 1e-10:
+            break
+    return s
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--backends", default="hashing,minilm,use-m3")
@@ -92,11 +117,19 @@ def main() -> None:
     args = ap.parse_args()
     for b in available_backends(args.backends.split(",")):
         x, y = examples(b, args.split)
-        cols = [i for i, f in enumerate(FEATURES) if b != "hashing" or f not in NO_MODEL]
+        single = FEATURES.index("single_term")
+        cols = [
+            i
+            for i, f in enumerate(FEATURES)
+            if f != "single_term" and (b != "hashing" or f not in NO_MODEL)
+        ]
         w = fit(x[:, cols], y)
         coef = dict.fromkeys(FEATURES, 0.0)
         coef.update({FEATURES[i]: float(v) for i, v in zip(cols, w[1:], strict=True)})
         z = w[0] + x @ np.array([coef[f] for f in FEATURES])
+        if b != "hashing":
+            coef["single_term"] = fit_offset(z, x[:, single], y)
+            z = z + coef["single_term"] * x[:, single]
         p = np.clip(1 / (1 + np.exp(-z)), 1e-9, 1 - 1e-9)
         loss = float(-np.mean(y * np.log(p) + (1 - y) * np.log(1 - p)))
         args_text = ", ".join(f"{f}={coef[f]:.3f}" for f in FEATURES if coef[f])

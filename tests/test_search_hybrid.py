@@ -123,6 +123,20 @@ def test_other_language_finds_the_note_with_the_model(model_ws: Workspace) -> No
 
 @pytest.mark.embed
 @needs_model
+def test_a_bare_word_finds_its_note_but_scores_below_recording(model_ws: Workspace) -> None:
+    from memcore.search.query import RECORD_MIN_SCORE
+
+    bare = search(model_ws, "tomatoes", record=False).results
+    asked = search(model_ws, "when are the tomatoes watered", record=False).results
+    tomatoes = ("memory/2026-05-04.md", 5)
+    assert (bare[0]["path"], bare[0]["startLine"]) == tomatoes
+    assert (asked[0]["path"], asked[0]["startLine"]) == tomatoes
+    # a bare word names a topic: its best hit is not a recall; the question's is
+    assert bare[0]["score"] < RECORD_MIN_SCORE < asked[0]["score"]
+
+
+@pytest.mark.embed
+@needs_model
 def test_model_vectors_are_kept_incrementally(model_ws: Workspace) -> None:
     from memcore.search.dense import sync_dense
     from memcore.search.embeddings import get_embedder

@@ -11,13 +11,16 @@ A hit has up to three signals, each a function of the query, the chunk and corpu
 * the chunk's place among all chunks by bm25 and by model cosine, as ``3 / (2 + place)``
   (1 for the first, 0 when not ranked): the reciprocal-rank part of the fusion;
 * the query's ``specificity`` (how few chunks its words single out; 0 without a lexical
-  match), so that a bare broad word scores low everywhere.
+  match), so that a bare broad word scores low everywhere;
+* whether the query is a ``single_term`` (one word once stop words are dropped): a bare word
+  names a topic rather than asks for a fact, so with a model (whose nearest chunk always
+  looks near) its hits score low; the place among the hits is unchanged.
 
 The score is a logistic model of "this chunk answers the query"::
 
     score = 1 / (1 + exp(-(b + w_lex * lexical + w_hash * hashed + w_dense * dense
                              + w_lrank * lexical_place + w_drank * dense_place
-                             + w_spec * specificity)))
+                             + w_spec * specificity + w_single * single_term)))
 
 with one coefficient set per backend, fitted on the labelled query sets of bench/eval/search
 (``python bench/fit_search.py``; BENCHMARKS.md, "Memory search"). So a score reads the same
@@ -49,11 +52,13 @@ class Calibration:
     lexical_rank: float = 0.0
     dense_rank: float = 0.0
     specificity: float = 0.0
+    single_term: float = 0.0
     dense_floor: float = 0.0  # cosine below which a model neighbour is not a candidate
 
 
 # Fitted with bench/fit_search.py (see the module docstring): the model backends on every
-# development query (queries.jsonl and fresh.jsonl), hashing on the tune half of queries.jsonl
+# development query (queries.jsonl and fresh.jsonl; single_term last, the others held),
+# hashing on the tune half of queries.jsonl
 # (its fit on every query ranked the same and scored side hits higher, which let the second
 # copy of a repeated fact past the promotion gates in examples/fresh).
 CALIBRATIONS: dict[str, Calibration] = {
@@ -68,6 +73,7 @@ CALIBRATIONS: dict[str, Calibration] = {
         lexical_rank=1.074,
         dense_rank=5.457,
         specificity=-0.913,
+        single_term=-4.965,
     ),
     "use-m3": Calibration(
         bias=-7.489,
@@ -77,6 +83,7 @@ CALIBRATIONS: dict[str, Calibration] = {
         lexical_rank=0.341,
         dense_rank=5.543,
         specificity=-0.591,
+        single_term=-5.239,
     ),
 }
 
@@ -102,9 +109,12 @@ def fused_score(
     lexical_rank: int = 0,
     dense_rank: int = 0,
     specificity: float = 0.0,
+    single_term: bool = False,
 ) -> float:
     """The calibrated probability-like score of one hit, in [0, CAP]."""
     z = cal.bias + cal.lexical * lexical + cal.hashed * hashed + cal.specificity * specificity
+    if single_term:
+        z += cal.single_term
     z += cal.lexical_rank * place(lexical_rank) + cal.dense_rank * place(dense_rank)
     if dense is not None:
         z += cal.dense * dense

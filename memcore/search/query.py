@@ -163,6 +163,7 @@ class Candidate:
     specificity: float = 0.0  # of the query (see query_specificity); 0 without lexical match
     lexical_rank: int = 0  # 1-based place by bm25 among all chunks (0: not a lexical match)
     dense_rank: int = 0  # 1-based place by model cosine among all chunks (0: none)
+    single_term: bool = False  # the query is one word once stop words are dropped
 
 
 def candidates(
@@ -305,6 +306,7 @@ def candidates(
                 specificity,
                 lex_rank.get(cid, 0),
                 dense_rank.get(cid, 0),
+                len(terms) == 1,
             )
         )
     return out
@@ -337,7 +339,14 @@ def query_index(
             1.0
             if is_exact(query, c.text)
             else fused_score(
-                cal, c.lexical, c.hashed, c.dense, c.lexical_rank, c.dense_rank, c.specificity
+                cal,
+                c.lexical,
+                c.hashed,
+                c.dense,
+                c.lexical_rank,
+                c.dense_rank,
+                c.specificity,
+                c.single_term,
             )
         )
         if score < MIN_SCORE and c.lexical_rank == 0:
