@@ -303,27 +303,27 @@ def update_index(
     found, problems = _scan(ws, cap)
     report.skipped.extend(problems)
 
-    def stat_rows() -> dict[str, tuple[int, int]]:
+    def file_rows() -> list[tuple[str, int, int, str | None]]:
         cur = conn.cursor()
         cur.row_factory = None  # plain tuples: this runs on every search
-        return {
-            r[0]: (r[1], r[2]) for r in cur.execute("SELECT path, size, mtime_ns FROM search_files")
-        }
+        return cur.execute("SELECT path, size, mtime_ns, error FROM search_files").fetchall()
 
-    def dirty(stats: dict[str, tuple[int, int]]) -> tuple[list[str], list[str]]:
+    def dirty(rows: list[tuple[str, int, int, str | None]]) -> tuple[list[str], list[str]]:
+        stats = {r[0]: (r[1], r[2]) for r in rows}
         changed = [
             rel for rel, (_, st) in found.items() if stats.get(rel) != (st.st_size, st.st_mtime_ns)
         ]
         return changed, [rel for rel in stats if rel not in found]
 
-    changed, removed = dirty(stat_rows())
+    rows = file_rows()  # one read serves the change check, the errors and the count
+    changed, removed = dirty(rows)
     if changed or removed:
         # Files are read before the write transaction: a slow disk never holds the lock.
         texts = _read_all(ws, found, changed, cap)
         conn.execute("BEGIN IMMEDIATE")
         try:
             # another process may have updated it meanwhile
-            changed, removed = dirty(stat_rows())
+            changed, removed = dirty(file_rows())
             missed = [rel for rel in changed if rel not in texts]
             texts.update(_read_all(ws, found, missed, cap))  # files changed in between (rare)
             stored = {r["path"]: r for r in conn.execute("SELECT * FROM search_files")}
@@ -332,12 +332,10 @@ def update_index(
         except BaseException:
             db_rollback(conn)
             raise
-    for row in conn.execute("SELECT path, error FROM search_files WHERE error IS NOT NULL"):
-        if row["path"] in found:
-            report.skipped.append((row["path"], row["error"]))
-    (report.files,) = conn.execute(
-        "SELECT count(*) FROM search_files WHERE error IS NULL"
-    ).fetchone()
+        rows = file_rows()
+    failed = [(r[0], r[3]) for r in rows if r[3] is not None]
+    report.skipped.extend((path, err) for path, err in failed if path in found)
+    report.files = len(rows) - len(failed)
     report.chunks = conn.execute("SELECT count(*) FROM search_chunks").fetchone()[0]
     report.duration_ms = (time.perf_counter() - t0) * 1000
     return report
