@@ -4,6 +4,10 @@ database file is the same, never once it was replaced."""
 from __future__ import annotations
 
 import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 from memcore.search.connections import IndexPool
 from memcore.search.query import search
@@ -50,3 +54,106 @@ def test_without_a_pool_nothing_stays_open(ws: Workspace) -> None:
     holder.execute("BEGIN EXCLUSIVE")  # no idle connection of this process holds the WAL
     holder.execute("ROLLBACK")
     holder.close()
+
+
+def _wait_for(cond: Callable[[], bool]) -> None:
+    deadline = time.monotonic() + 60
+    while not cond():
+        assert time.monotonic() < deadline, "the condition never came true"
+        time.sleep(0.005)
+
+
+def test_a_search_waits_for_an_update_that_began_after_it() -> None:
+    """A caller arriving while an update runs never takes that update's result (it may have
+    scanned the files before they changed): it waits, and callers that waited together share
+    the next update, run once."""
+    pool = IndexPool()
+    release_first = threading.Event()
+    first_started = threading.Event()
+    runs: list[str] = []
+    results: dict[str, str] = {}
+
+    def first() -> str:
+        runs.append("first")
+        first_started.set()
+        release_first.wait()
+        return "first"
+
+    def later(name: str) -> Callable[[], str]:
+        def update() -> str:
+            runs.append(name)
+            return name
+
+        return update
+
+    def call(name: str, fn: Callable[[], str]) -> None:
+        results[name] = pool.shared_update("db", fn)
+
+    a = threading.Thread(target=call, args=("a", first))
+    a.start()
+    first_started.wait()
+    others = [threading.Thread(target=call, args=(n, later(n))) for n in ("b", "c")]
+    for t in others:
+        t.start()
+    _wait_for(lambda: pool.waiting("db") == 2)  # both arrived while the first update ran
+    release_first.set()
+    for t in (a, *others):
+        t.join()
+    assert results["a"] == "first"
+    assert len(runs) == 2 and runs[0] == "first"  # one more update, for both b and c
+    assert results["b"] == results["c"] == runs[1]
+    assert pool.updates_run == 2
+    assert pool.shared_update("db", later("d")) == "d"  # nothing running: runs its own
+    assert pool.shared_update("other", later("e")) == "e"  # another database: its own
+
+
+def test_a_failed_update_is_not_shared() -> None:
+    pool = IndexPool()
+    release = threading.Event()
+    started = threading.Event()
+    outcome: dict[str, object] = {}
+
+    def failing() -> str:
+        started.set()
+        release.wait()
+        raise OSError("disk gone")
+
+    def first() -> None:
+        try:
+            pool.shared_update("db", failing)
+        except OSError as exc:
+            outcome["a"] = exc
+
+    def second() -> None:
+        outcome["b"] = pool.shared_update("db", lambda: "fresh")
+
+    a = threading.Thread(target=first)
+    a.start()
+    started.wait()
+    b = threading.Thread(target=second)
+    b.start()
+    _wait_for(lambda: pool.waiting("db") == 1)
+    release.set()
+    a.join()
+    b.join()
+    assert isinstance(outcome["a"], OSError)  # the error goes to its own caller only
+    assert outcome["b"] == "fresh"  # the waiter ran the next update itself
+
+
+def test_concurrent_searches_each_see_the_files_as_they_were_when_they_began(
+    ws: Workspace,
+) -> None:
+    """Searches through one pool from many threads, a note written between two waves: every
+    search of the second wave finds it."""
+    _note(ws)
+    pool = IndexPool()
+    with ThreadPoolExecutor(8) as ex:
+        first = list(ex.map(lambda _: search(ws, "kafka", record=False, pool=pool), range(16)))
+        assert all(r.results for r in first)
+        (ws.memory_dir / "2026-10-02.md").write_text(
+            "# Day\n\nThe zookeeper ensemble was retired.\n", encoding="utf-8"
+        )
+        second = list(ex.map(lambda _: search(ws, "zookeeper", record=False, pool=pool), range(16)))
+    assert all(r.results and r.results[0]["path"] == "memory/2026-10-02.md" for r in second)
+    assert 2 <= pool.updates_run <= 32
+    pool.close()

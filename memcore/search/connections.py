@@ -10,6 +10,13 @@ are kept, the least recently used closed first; :meth:`IndexPool.close` closes t
 
 Only a server uses a pool: an idle connection still holds SQLite's shared lock on the WAL
 index, so a one-shot command (the CLI) opens and closes its own, as before.
+
+A pool also shares the index update between concurrent searches of one database
+(:meth:`IndexPool.shared_update`): a search must not answer from files older than itself, so
+it needs an update (a scan of the workspace, a look at the index) that *started* after it
+arrived, but not one of its own. While one update runs, the searches that arrive wait for the
+next one, which one of them runs for all; 200 searches arriving together make a few updates,
+not 200, and each still sees every file as it was when it arrived.
 """
 
 from __future__ import annotations
@@ -19,7 +26,9 @@ import os
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from memcore.workspace.core import Workspace
 
@@ -27,6 +36,18 @@ MAX_IDLE_PER_FILE = 8
 MAX_FILES = 16
 
 _Ident = tuple[int, int, int]
+T = TypeVar("T")
+
+
+@dataclass
+class _Updates:
+    """One database's shared index updates: how many started, the last that finished."""
+
+    started: int = 0
+    finished: int = 0
+    running: bool = False
+    waiting: int = 0  # callers waiting for the next update (tests)
+    result: Any = None
 
 
 def _identity(path: str) -> _Ident | None:
@@ -52,6 +73,9 @@ class IndexPool:
         self._idle: OrderedDict[str, list[tuple[_Ident, sqlite3.Connection]]] = OrderedDict()
         self._lock = threading.Lock()
         self._closed = False
+        self._updates: dict[str, _Updates] = {}
+        self._updated = threading.Condition()
+        self.updates_run = 0  # updates this pool ran (tests and benchmarks)
 
     def idle(self, ws: Workspace) -> list[sqlite3.Connection]:
         """The idle connections to ``ws``'s database (tests)."""
@@ -106,6 +130,44 @@ class IndexPool:
                 self._give_back(key, ident, conn)
             else:
                 _close([conn])
+
+    def shared_update(self, key: str, update: Callable[[], T]) -> T:
+        """The result of an ``update`` run that started after this call: run here, or by a
+        concurrent caller with the same ``key`` (see module doc). An update that raises
+        passes its error to its own caller only; the others run the next one."""
+        with self._updated:
+            state = self._updates.setdefault(key, _Updates())
+            target = state.started + 1  # the first update that may start after now
+            while state.finished < target:
+                if not state.running:
+                    state.running = True
+                    state.started += 1
+                    mine = state.started
+                    break
+                state.waiting += 1
+                self._updated.wait()
+                state.waiting -= 1
+            else:
+                return state.result  # type: ignore[no-any-return]
+        try:
+            result = update()
+        except BaseException:
+            with self._updated:
+                state.running = False
+                self._updated.notify_all()
+            raise
+        with self._updated:
+            state.running = False
+            state.finished, state.result = mine, result
+            self.updates_run += 1
+            self._updated.notify_all()
+        return result
+
+    def waiting(self, key: str) -> int:
+        """Callers of :meth:`shared_update` waiting for ``key``'s next update (tests)."""
+        with self._updated:
+            state = self._updates.get(key)
+            return state.waiting if state is not None else 0
 
     def close(self) -> None:
         """Close every idle connection; one handed back later is closed then."""

@@ -547,13 +547,24 @@ def _search_on_disk(
     from memcore.workspace.db import busy_timeout, check_deferred
 
     with busy_timeout(INDEX_BUSY_MS), check_deferred(), index_connection(ws, pool) as conn:
-        report = update_index(conn, ws, progress=progress)
-        if embedder is not None and uses_dense(embedder):
-            try:
-                sync_dense(conn, embedder, progress)
-            except (MemcoreError, sqlite3.Error) as exc:  # the lexical half still answers
-                if warnings is not None:
-                    warnings.append(f"model vectors not updated ({exc})")
+
+        def update() -> tuple[IndexReport, str | None]:
+            report = update_index(conn, ws, progress=progress)
+            if embedder is not None and uses_dense(embedder):
+                try:
+                    sync_dense(conn, embedder, progress)
+                except (MemcoreError, sqlite3.Error) as exc:  # the lexical half still answers
+                    return report, f"model vectors not updated ({exc})"
+            return report, None
+
+        if pool is not None and progress is None:
+            # concurrent searches of this index share one update that began after they did
+            key = f"{ws.db_path}\0{embedder.id if embedder is not None else ''}"
+            report, problem = pool.shared_update(key, update)
+        else:
+            report, problem = update()
+        if problem is not None and warnings is not None:
+            warnings.append(problem)
         return report, query_index(conn, query, limit, embedder=embedder)
 
 
