@@ -6,7 +6,8 @@ Plain functions of a workspace and ``now``; the HTTP layer (``app.py``) only par
 from __future__ import annotations
 
 import os
-from datetime import datetime
+import threading
+from datetime import datetime, timedelta
 from typing import Any
 
 from memcore.errors import WorkspaceError
@@ -33,7 +34,17 @@ def settings_kept_from(ws: Workspace) -> datetime | None:
 
 # -- status -------------------------------------------------------------------------------
 
-_status_cache: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {}
+#: While only the recall store changed since the status was computed (searches recording
+#: their hits), it is computed again at most once per this interval: on a 5,000-entry store
+#: the why-not figures cost a quarter of a CPU-second, and a busy gateway folds a batch of
+#: recordings several times a second. MEMORY.md, memcore.toml, a new day or a change made
+#: through the gateway itself (:func:`forget_status`) are shown at once.
+STATUS_REFRESH = timedelta(seconds=2)
+
+_status_cache: dict[str, tuple[tuple[Any, ...], datetime, int, dict[str, Any]]] = {}
+_status_locks: dict[str, threading.Lock] = {}
+_status_guard = threading.Lock()
+_forgotten = [0]  # how many times forget_status ran: a status computed before is not reused
 
 
 def _stat_key(ws: Workspace, now: datetime, tz: Any) -> tuple[Any, ...]:
@@ -47,21 +58,44 @@ def _stat_key(ws: Workspace, now: datetime, tz: Any) -> tuple[Any, ...]:
     return (st(ws.store_path), st(ws.memory_md), st(ws.config_path), now.astimezone(tz).date())
 
 
+def forget_status(ws: Workspace | None = None) -> None:
+    """Compute ``ws``'s status (every workspace's with None) afresh on the next request: the
+    gateway changed the store itself (a promotion, a review, a run), so the page must not
+    wait for :data:`STATUS_REFRESH` to see it."""
+    with _status_guard:
+        _forgotten[0] += 1
+        if ws is None:
+            _status_cache.clear()
+        else:
+            _status_cache.pop(str(ws.root), None)
+
+
 def dreaming_status_cached(ws: Workspace, now: datetime) -> dict[str, Any]:
     """``memcore.status.dreaming_status``, recomputed only when a file it reads changed.
 
     The store, MEMORY.md and memcore.toml are keyed by (mtime_ns, size), plus today's date
-    for ``promotedToday``; a 5,000-entry store is parsed once, not on every poll.
+    for ``promotedToday``; a 5,000-entry store is parsed once, not on every poll. When only
+    the store changed, a status computed less than :data:`STATUS_REFRESH` before ``now`` is
+    still served; concurrent requests of one workspace compute it once.
     """
     from memcore.promotion.status import dreaming_status
 
     settings, _err = settings_or_default(ws)
     key = _stat_key(ws, now, settings.tz)
-    hit = _status_cache.get(str(ws.root))
-    if hit is not None and hit[0] == key:
-        return dict(hit[1])
-    out = dreaming_status(ws, now)
-    _status_cache[str(ws.root)] = (key, out)
+    root = str(ws.root)
+    with _status_guard:
+        lock = _status_locks.setdefault(root, threading.Lock())
+    with lock:
+        with _status_guard:
+            hit, gen = _status_cache.get(root), _forgotten[0]
+        if hit is not None:
+            known, at, at_gen, value = hit
+            recent = at_gen == gen and timedelta(0) <= now - at < STATUS_REFRESH
+            if known == key or (recent and known[1:] == key[1:]):
+                return dict(value)
+        out = dreaming_status(ws, now)
+        with _status_guard:
+            _status_cache[root] = (key, now, gen, out)
     return dict(out)
 
 

@@ -74,7 +74,14 @@ class Gateway:
         # one fold per batch): a search answers without waiting for the store rewrite.
         self.recorder = BatchRecorder()
         self.index_pool = IndexPool()  # index connections kept open between searches
-        scheduler.after_run = lambda ws: api.sizes_snapshot(ws, utcnow())
+        scheduler.after_run = self._after_run
+
+    @staticmethod
+    def _after_run(ws: Any) -> dict[str, Any]:
+        """The sizes a scheduled run left (its status is computed afresh: the run changed
+        the store)."""
+        api.forget_status(ws)
+        return api.sizes_snapshot(ws, utcnow())
 
     def warm_up(self) -> None:
         """Load the served workspaces' search models now (in the background at start), so
@@ -143,6 +150,20 @@ def endpoint(
             return _json({"error": "internal error; see the gateway log"}, 500)
 
     return handler
+
+
+def _forgets_status(handler: Handler) -> Handler:
+    """``handler``, after which every workspace's status is computed afresh (a promotion, a
+    review, a dream or a command may have changed the store; searches only record, and
+    their recordings show within ``api.STATUS_REFRESH``)."""
+
+    async def wrapped(request: Request) -> Response:
+        try:
+            return await handler(request)
+        finally:
+            api.forget_status()
+
+    return wrapped
 
 
 def _int_param(request: Request, name: str, default: int, lo: int, hi: int) -> int:
@@ -436,6 +457,8 @@ def create_app(gw: Gateway) -> Starlette:
 
     def r(path: str, fn: Any, method: str) -> Route:
         handler = endpoint(gw, fn, mutating=method == "POST", memory_text=fn in memory_text)
+        if method == "POST" and fn is not search_route:
+            handler = _forgets_status(handler)  # the page sees its own change at once
         return Route(path, handler, methods=[method])
 
     @contextlib.asynccontextmanager
