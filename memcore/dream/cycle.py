@@ -21,7 +21,7 @@ from memcore.dream import tables
 from memcore.dream.apply import Applied, MergeOp, Op, RemoveOp, apply_ops, promote_step
 from memcore.dream.plan import STEPS, MergeProposal, Plan, build_plan
 from memcore.dream.reconcile import ConflictProposal
-from memcore.dream.settings import consolidation_settings
+from memcore.dream.settings import ConsolidationSettings, consolidation_settings
 from memcore.errors import InputError, LossBoundExceeded
 from memcore.journal import runs as journal
 from memcore.journal import wal
@@ -171,6 +171,7 @@ def apply_plan(
     lock_timeout: float = 10.0,
     trigger: str = "command",
     allow_loss: bool = False,
+    loss_fraction: float | None = None,
 ) -> dict[str, Any]:
     """Apply ``plan`` (``mode`` "apply": every merge plus the conflicts answered in ``choices``,
     index -> "a"/"b"/"skip"; ``mode`` "auto": safe merges only, conflicts queued for review).
@@ -178,14 +179,15 @@ def apply_plan(
     Refuses with StalePlan, changing nothing, when MEMORY.md changed since the plan; with
     LossBoundExceeded when it would remove or rewrite too much (unless ``allow_loss``, which
     the interactive ``--apply`` passes after showing the list); with InputError when it
-    would take MEMORY.md past its size budget.
+    would take MEMORY.md past its size budget. ``loss_fraction`` is the bound to use instead
+    of ``[consolidation] max_loss_fraction`` (a scheduled run on the last good settings).
     """
     ws = plan.ws
     started = time.perf_counter()
     run_id = journal.new_run_id(now)
     merges, deferred, ops, resolved, queued = chosen_ops(plan, mode, choices)
     if not allow_loss:
-        loss_check(plan, ops)
+        loss_check(plan, ops, loss_fraction)
     ranked: list[tuple[float, str, dict[str, Any]]] = [
         (m.similarity, "merge", merge_payload(m, plan)) for m in deferred
     ]
@@ -350,8 +352,12 @@ def run_cycle(
     keep_plan: bool = False,
     trigger: str = "command",
     progress: Progress | None = None,
+    settings: ConsolidationSettings | None = None,
 ) -> dict[str, Any]:
     """Run the whole cycle unattended (``auto``) or just report it (``preview``).
+
+    ``settings`` replaces ``[consolidation]`` of memcore.toml (the scheduler passes the last
+    good ones while the file is invalid).
 
     Returns ``{promoted, merged, conflicts, decayed, forgotten, remaining, durationMs, ranAt}``
     plus ``runId``, ``reviewPending``, ``conflictsSkipped``, ``mergesDeferred``, ``warnings``
@@ -370,9 +376,22 @@ def run_cycle(
     with ws.lock(lock_timeout):  # one lock for plan and apply (the filelock is reentrant)
         with tables.connect(ws) as conn:
             plan = build_plan(
-                ws, now=now, steps=steps, conn=conn, write_cache=True, progress=progress
+                ws,
+                now=now,
+                steps=steps,
+                conn=conn,
+                settings=settings,
+                write_cache=True,
+                progress=progress,
             )
-        out = apply_plan(plan, now=now, mode="auto", lock_timeout=lock_timeout, trigger=trigger)
+        out = apply_plan(
+            plan,
+            now=now,
+            mode="auto",
+            lock_timeout=lock_timeout,
+            trigger=trigger,
+            loss_fraction=None if settings is None else settings.max_loss_fraction,
+        )
     out["durationMs"] = round((time.perf_counter() - started) * 1000, 1)
     if keep_plan:
         out["plan"] = plan

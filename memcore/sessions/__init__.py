@@ -90,16 +90,17 @@ def _budget_blocked(budget: int, now: datetime) -> bool:
         user.close()
 
 
-def due(ws: Workspace, now: datetime) -> Gate:
+def due(ws: Workspace, now: datetime, settings: SessionsSettings | None = None) -> Gate:
     """Whether an automatic run should start now: enabled, enough candidates, the interval
-    since the last success, no failure within the last hour, budget left today."""
+    since the last success, no failure within the last hour, budget left today. ``settings``
+    replaces ``[sessions]`` of memcore.toml (the last good ones while it is invalid)."""
     from memcore.sessions import catalog
     from memcore.sessions.settings import sessions_settings
     from memcore.sessions.store import get_state
     from memcore.workspace.clock import parse_iso
     from memcore.workspace.config import load_config
 
-    settings = sessions_settings(load_config(ws))
+    settings = settings or sessions_settings(load_config(ws))
     if not settings.enabled:
         return Gate(False, "session dreaming is disabled ([sessions] enabled = false)", 0)
     conn = _open(ws)
@@ -146,20 +147,22 @@ def dream(
     stop: Any = None,
     session: str | None = None,
     project: str | None = None,
+    settings: SessionsSettings | None = None,
 ) -> dict[str, Any]:
     """Run a session dream. A manual run ignores the interval and the count, never the lease
     (LockBusy). An automatic run first checks ``due``; when not due it returns a report with
     status ``skipped`` and the reason. ``progress`` follows the sessions read; ``stop`` (a
     ``control.StopEvent``) stops it at its next checkpoint. ``session`` / ``project`` limit
-    the run to one scope (see ``execute``)."""
+    the run to one scope (see ``execute``). ``settings`` replaces ``[sessions]`` of
+    memcore.toml (the scheduler passes the last good ones while the file is invalid)."""
     from memcore.sessions.health import health_report
     from memcore.sessions.run import execute
 
     if automatic:
-        gate = due(ws, now)
+        gate = due(ws, now, settings)
         if not gate.due:
             return {"status": "skipped", "reason": gate.reason, "candidates": gate.candidates}
-    health = health_report(ws, compact=True)
+    health = health_report(ws, compact=True, settings=settings)
     return execute(
         ws,
         now=now,
@@ -171,6 +174,7 @@ def dream(
         stop=stop,
         session=session,
         project=project,
+        settings=settings,
     )
 
 

@@ -20,7 +20,7 @@ from urllib.parse import unquote
 
 from memcore.errors import WorkspaceError
 from memcore.redact import redact
-from memcore.sessions.settings import sessions_settings
+from memcore.sessions.settings import SessionsSettings, sessions_settings
 from memcore.workspace import safe_read
 from memcore.workspace.config import load_config
 from memcore.workspace.core import DAILY_NOTE_RE, Workspace
@@ -81,9 +81,12 @@ def _hits(ws: Workspace, ids: list[str]) -> dict[str, int] | None:
         conn.close()
 
 
-def health_report(ws: Workspace, *, compact: bool = False) -> dict[str, Any]:
-    """The report as a dict (``compact`` keeps only problems, for the prompt)."""
-    settings = sessions_settings(load_config(ws))
+def health_report(
+    ws: Workspace, *, compact: bool = False, settings: SessionsSettings | None = None
+) -> dict[str, Any]:
+    """The report as a dict (``compact`` keeps only problems, for the prompt); ``settings``
+    replaces ``[sessions]`` of memcore.toml."""
+    settings = settings or sessions_settings(load_config(ws))
     try:
         text = (
             safe_read.read_text(ws, ws.memory_md, max_bytes=safe_read.MEMORY_MD_MAX_BYTES)

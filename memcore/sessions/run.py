@@ -102,6 +102,7 @@ def execute(
     stop: StopEvent | None = None,
     session: str | None = None,
     project: str | None = None,
+    settings: SessionsSettings | None = None,
 ) -> dict[str, Any]:
     """Run a session dream now (the caller checked the gates). Raises LockBusy when another run
     holds the lease; otherwise returns the report, also for failed and stopped runs.
@@ -119,7 +120,7 @@ def execute(
         )
 
     cfg = load_config(ws)
-    settings = sessions_settings(cfg)
+    settings = settings or sessions_settings(cfg)  # given: the last good ones (see jobs)
     if session is not None and session not in catalog.session_files(settings.sessions_dir(ws)):
         raise InputError(
             f"--session {session!r}: no such session in {settings.sessions_dir(ws)};"

@@ -12,11 +12,13 @@ poll of a valid, unchanged config writes nothing.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import sqlite3
 import threading
+from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from memcore.errors import MemcoreError
 from memcore.workspace import db
@@ -30,6 +32,8 @@ CREATE TABLE IF NOT EXISTS settings_last_good (
     saved_at TEXT NOT NULL
 )
 """
+
+T = TypeVar("T")
 
 _known: dict[tuple[str, str], tuple[str, datetime | None]] = {}  # what is in the table
 _lock = threading.Lock()
@@ -106,3 +110,40 @@ def forget_cached() -> None:
     """Drop what this process knows of the table (a test standing in for a restart)."""
     with _lock:
         _known.clear()
+
+
+def current_or_last_good(
+    ws: Workspace,
+    name: str,
+    load: Callable[[], T],
+    cls: type[T],
+    now: datetime,
+) -> tuple[T | None, str | None]:
+    """``name`` settings (a dataclass ``cls``) as ``load`` reads them from memcore.toml now,
+    remembered as the last good ones, and None for the error; when ``load`` raises
+    MemcoreError, the last good settings rebuilt from the table and the error (None settings
+    when none were saved or they no longer fit ``cls``). Fields the saved document lacks take
+    ``cls``'s defaults; a JSON list goes back into a tuple field as a tuple."""
+    try:
+        settings = load()
+    except MemcoreError as exc:
+        got = recall(ws, name)
+        return (None if got is None else _rebuild(cls, got[0])), str(exc)
+    remember(ws, name, dataclasses.asdict(settings), now)  # type: ignore[call-overload]
+    return settings, None
+
+
+def _rebuild(cls: type[T], doc: dict[str, Any]) -> T | None:
+    fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    values: dict[str, Any] = {}
+    for key, value in doc.items():
+        f = fields.get(key)
+        if f is None:
+            continue
+        if isinstance(value, list) and isinstance(f.default, tuple):
+            value = tuple(value)
+        values[key] = value
+    try:
+        return cls(**values)
+    except (TypeError, ValueError):
+        return None
