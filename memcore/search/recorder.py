@@ -32,6 +32,11 @@ log = logging.getLogger(__name__)
 #: At most this many searches go into one batch (one append, one fold); the rest wait for the
 #: next one. Bounds one write and the time a shutdown needs per batch.
 MAX_BATCH = 2000
+#: The writer waits this long after the first recording of a batch before writing it (a group
+#: commit): while searches keep coming, each fold of the store (a rewrite of the whole file)
+#: takes the recordings of a whole window instead of the few that queued during the last one.
+#: A recording lands this much later; a search never waits for it.
+GROUP_WINDOW = 0.05
 
 
 @dataclass
@@ -65,10 +70,16 @@ class BatchRecorder:
     """
 
     def __init__(
-        self, *, lock_timeout: float = 0.0, max_batch: int = MAX_BATCH, start: bool = True
+        self,
+        *,
+        lock_timeout: float = 0.0,
+        max_batch: int = MAX_BATCH,
+        start: bool = True,
+        window: float = GROUP_WINDOW,
     ) -> None:
         self.lock_timeout = lock_timeout
         self.max_batch = max_batch
+        self.window = window
         self._cond = threading.Condition()
         self._queue: dict[str, _Pending] = {}
         self._queued = 0  # searches queued, not yet taken by the writer
@@ -117,7 +128,8 @@ class BatchRecorder:
                     self._queue[key] = _Pending(ws)
                 self._queue[key].items.append((event, memory_hits, query, now))
                 self._queued += 1
-                self._cond.notify_all()
+                if self._queued == 1:  # the writer waits for a first recording
+                    self._cond.notify_all()
                 return len(event.hits) if event is not None else 0
         self._write(_Pending(ws, [(event, memory_hits, query, now)]))
         return len(event.hits) if event is not None else 0
@@ -166,6 +178,12 @@ class BatchRecorder:
                     self._cond.wait()
                 if not self._queue:
                     return  # closed and drained
+                deadline = time.monotonic() + self.window  # the searches still coming join
+                while not self._closed and self._queued < self.max_batch:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        break
+                    self._cond.wait(left)
                 batch = self._take()
             for p in batch:
                 try:
