@@ -107,37 +107,48 @@ def test_a_search_waits_for_an_update_that_began_after_it() -> None:
     assert pool.shared_update("other", later("e")) == "e"  # another database: its own
 
 
-def test_a_failed_update_is_not_shared() -> None:
+def test_a_failed_update_fails_its_waiters_too_and_the_next_caller_runs_its_own() -> None:
+    """Searches waiting for an update that fails get its error at once (each falls back to
+    a copy of the index), instead of retrying one after another behind a busy database."""
     pool = IndexPool()
-    release = threading.Event()
-    started = threading.Event()
+    release_first = threading.Event()
+    first_started = threading.Event()
     outcome: dict[str, object] = {}
+    runs: list[str] = []
 
-    def failing() -> str:
-        started.set()
-        release.wait()
-        raise OSError("disk gone")
+    def first() -> str:
+        runs.append("first")
+        first_started.set()
+        release_first.wait()
+        return "first"
 
-    def first() -> None:
+    def call(name: str) -> None:
+        def failing() -> str:
+            runs.append(name)
+            _wait_for(lambda: pool.waiting("db") == 1)  # the other one waits for this update
+            raise OSError("database is locked")
+
         try:
-            pool.shared_update("db", failing)
+            outcome[name] = pool.shared_update("db", first if name == "a" else failing)
         except OSError as exc:
-            outcome["a"] = exc
+            outcome[name] = exc
 
-    def second() -> None:
-        outcome["b"] = pool.shared_update("db", lambda: "fresh")
-
-    a = threading.Thread(target=first)
+    a = threading.Thread(target=call, args=("a",))
     a.start()
-    started.wait()
-    b = threading.Thread(target=second)
-    b.start()
-    _wait_for(lambda: pool.waiting("db") == 1)
-    release.set()
-    a.join()
-    b.join()
-    assert isinstance(outcome["a"], OSError)  # the error goes to its own caller only
-    assert outcome["b"] == "fresh"  # the waiter ran the next update itself
+    first_started.wait()
+    waiters = [threading.Thread(target=call, args=(n,)) for n in ("b", "c")]
+    for t in waiters:
+        t.start()
+    _wait_for(lambda: pool.waiting("db") == 2)  # both need an update that starts after them
+    release_first.set()
+    for t in (a, *waiters):
+        t.join()
+    assert outcome["a"] == "first"
+    assert len(runs) == 2 and runs[1] in ("b", "c")  # one ran the next update, it failed
+    for name in ("b", "c"):  # the error reached both, nobody ran another update behind it
+        assert isinstance(outcome[name], OSError) and "locked" in str(outcome[name])
+    assert outcome["b"] is not outcome["c"]  # each raised its own copy
+    assert pool.shared_update("db", lambda: "fresh") == "fresh"  # a new caller runs its own
 
 
 def test_concurrent_searches_each_see_the_files_as_they_were_when_they_began(

@@ -22,6 +22,7 @@ not 200, and each still sees every file as it was when it arrived.
 from __future__ import annotations
 
 import contextlib
+import copy
 import os
 import sqlite3
 import threading
@@ -48,6 +49,16 @@ class _Updates:
     running: bool = False
     waiting: int = 0  # callers waiting for the next update (tests)
     result: Any = None
+    failed: tuple[int, Exception] | None = None  # the last update that raised, and its error
+
+
+def _again(exc: Exception) -> Exception:
+    """A copy of ``exc`` to raise in another thread (one exception object raised in several
+    threads at once would share its traceback); ``exc`` itself if it cannot be copied."""
+    try:
+        return copy.copy(exc)
+    except Exception:
+        return exc
 
 
 def _identity(path: str) -> _Ident | None:
@@ -134,11 +145,15 @@ class IndexPool:
     def shared_update(self, key: str, update: Callable[[], T]) -> T:
         """The result of an ``update`` run that started after this call: run here, or by a
         concurrent caller with the same ``key`` (see module doc). An update that raises
-        passes its error to its own caller only; the others run the next one."""
+        raises in its caller and in every caller that waited for it (each then does what a
+        failed update of its own would have made it do: a search falls back to a copy of the
+        index), rather than each running its own after it, one at a time."""
         with self._updated:
             state = self._updates.setdefault(key, _Updates())
             target = state.started + 1  # the first update that may start after now
             while state.finished < target:
+                if state.failed is not None and state.failed[0] >= target:
+                    raise _again(state.failed[1])
                 if not state.running:
                     state.running = True
                     state.started += 1
@@ -151,6 +166,12 @@ class IndexPool:
                 return state.result  # type: ignore[no-any-return]
         try:
             result = update()
+        except Exception as exc:
+            with self._updated:
+                state.running = False
+                state.failed = (mine, exc)
+                self._updated.notify_all()
+            raise
         except BaseException:
             with self._updated:
                 state.running = False
