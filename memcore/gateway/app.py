@@ -43,9 +43,14 @@ SECURITY_HEADERS = {
     "Cache-Control": "no-store",
 }
 PAGE_CSP = (
-    "default-src 'self'; script-src 'self' {boot}; style-src 'self'; img-src 'self' data:; "
-    "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
+    "default-src 'self'; script-src 'self' {scripts}; style-src 'self' {styles}; "
+    "img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; "
+    "form-action 'none'"
 )
+#: what the page inlines, in the order of its markers ``<script>@NAME</script>`` and
+#: ``<style>@NAME</style>`` in dreams.html
+PAGE_SCRIPTS = ("boot.js", "dreams.js", "memory.js", "jobs.js")
+PAGE_STYLES = ("dreams.css",)
 STATIC = {
     "dreams.js": "text/javascript",
     "memory.js": "text/javascript",
@@ -363,16 +368,36 @@ def _asset(name: str) -> str:
 
 
 @functools.lru_cache(maxsize=1)
-def _boot_script() -> tuple[str, str]:
-    """boot.js, inlined at the top of the page (no request before it can run: it sends the
-    Memory view's first requests), and the page's CSP, which allows that script by its hash
-    and otherwise only the page's own files."""
+def _page_assets() -> tuple[dict[str, str], str]:
+    """The page's stylesheet and scripts, inlined in it (one answer instead of five requests
+    before the first frame; every answer is ``no-store``, so they were never cached), and
+    the page's CSP, which allows exactly these by their hashes and otherwise only the
+    page's own files."""
     import base64
     import hashlib
 
-    text = _asset("boot.js")
-    digest = base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode()
-    return text, PAGE_CSP.format(boot=f"'sha256-{digest}'")
+    texts = {name: _asset(name) for name in (*PAGE_SCRIPTS, *PAGE_STYLES)}
+    for name, text in texts.items():
+        if "</script" in text.lower() or "</style" in text.lower():
+            raise RuntimeError(f"{name} cannot be inlined: it holds a closing tag")
+
+    def digest(name: str) -> str:
+        raw = hashlib.sha256(texts[name].encode("utf-8")).digest()
+        return f"'sha256-{base64.b64encode(raw).decode()}'"
+
+    csp = PAGE_CSP.format(
+        scripts=" ".join(map(digest, PAGE_SCRIPTS)), styles=" ".join(map(digest, PAGE_STYLES))
+    )
+    return texts, csp
+
+
+def _inline(page: str, texts: dict[str, str]) -> str:
+    """The page with each marker replaced by its file (after the template's substitution:
+    the scripts' own ``${…}`` are not template fields)."""
+    for name, text in texts.items():
+        tag = "style" if name.endswith(".css") else "script"
+        page = page.replace(f"<{tag}>@{name}</{tag}>", f"<{tag}>{text}</{tag}>", 1)
+    return page
 
 
 async def page(gw: Gateway, request: Request) -> Response:
@@ -404,9 +429,8 @@ async def page(gw: Gateway, request: Request) -> Response:
         "next_jobs": html.escape(next_jobs_text(st.get("jobs") or {})),
         "version": __version__,
     }
-    boot, csp = _boot_script()
-    text = Template(_asset("dreams.html")).safe_substitute(values)
-    text = text.replace("<script>@boot</script>", f"<script>{boot}</script>", 1)
+    texts, csp = _page_assets()
+    text = _inline(Template(_asset("dreams.html")).safe_substitute(values), texts)
     return HTMLResponse(text, headers={**SECURITY_HEADERS, "Content-Security-Policy": csp})
 
 

@@ -1,9 +1,9 @@
-// Runs before the page is drawn (inlined first in <head>, allowed by its hash in the CSP).
-// Opened on /#memory, the page shows the Memory view from its first frame: the Dreams view is
-// never styled nor laid out first, and the Memory view's first two requests go out now, while
-// the stylesheet and the other scripts still load, instead of after them. dreams.js takes
-// their answers (window.memcoreEarly: URL -> the fetch's promise, each taken once) when the
-// Memory view asks for the same URL; any other request is sent as usual.
+// Runs before the page is drawn (first in <head>; the page inlines its files, each allowed
+// by its hash in the CSP). Opened on /#memory, the page shows the Memory view from its first
+// frame: the Dreams view is never styled nor laid out first, and the Memory view's first two
+// requests go out now, while the rest of the page is parsed, instead of after its scripts
+// ran. dreams.js takes their answers (window.memcoreEarly: URL -> the fetch's promise, each
+// taken once) when the Memory view asks for the same URL; any other request is sent as usual.
 "use strict";
 (function () {
   if (!/^#memory/.test(location.hash)) return;
