@@ -25,7 +25,10 @@ def test_results_are_in_order_and_later_shares_ran_in_workers() -> None:
     assert [sq for sq, _ in out] == [x * x for x in range(3000)]
     pids = [pid for _, pid in out]
     assert pids[0] == os.getpid()
-    assert len(set(pids)) == 3  # two workers besides this process
+    assert pids[0] == os.getpid() and os.getpid() not in pids[1000:]  # shares 2, 3 elsewhere
+    # two workers were forked for them, but one may take both shares when the other is slow
+    # to start (a loaded machine): which worker runs a share is not ours to fix
+    assert 2 <= len(set(pids)) <= 3
     assert pids == sorted(pids, key=pids.index)  # one contiguous share per process
 
 
