@@ -15,9 +15,7 @@ is never fitted on.
 from __future__ import annotations
 
 import argparse
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -25,7 +23,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from search_quality import EVAL, available_backends, backend_env, is_answer, load_queries
+from search_quality import EVAL, available_backends, eval_index, is_answer, load_queries
 
 FEATURES = (
     "lexical",
@@ -46,21 +44,11 @@ def examples(backend: str, split: str) -> tuple[np.ndarray, np.ndarray]:
     sys.path.insert(0, str(EVAL))
     from corpus import BROAD
 
-    from memcore.search.dense import sync_dense, uses_dense
     from memcore.search.fusion import place
-    from memcore.search.query import candidates, open_index, search_embedder, update_index
-    from memcore.workspace.core import Workspace
+    from memcore.search.query import candidates
 
     xs, ys = [], []
-    with tempfile.TemporaryDirectory() as tmp, backend_env(backend):
-        root = Path(tmp) / "ws"
-        shutil.copytree(EVAL / "workspace", root)
-        ws = Workspace(root)
-        emb = search_embedder(ws)
-        conn = open_index(ws)
-        update_index(conn, ws)
-        if uses_dense(emb):
-            sync_dense(conn, emb)
+    with eval_index(backend) as (conn, emb):
         queries = load_queries(split) + [{"query": b, "answers": []} for b in BROAD]
         for q in queries:
             for c in candidates(conn, q["query"], emb):
@@ -77,7 +65,6 @@ def examples(backend: str, split: str) -> tuple[np.ndarray, np.ndarray]:
                     ]
                 )
                 ys.append(1.0 if is_answer(hit, q["answers"]) else 0.0)
-        conn.close()
     return np.array(xs), np.array(ys)
 
 

@@ -65,6 +65,30 @@ def backend_env(backend: str) -> Iterator[None]:
             os.environ["MEMCORE_EMBEDDER"] = old
 
 
+@contextmanager
+def eval_index(backend: str) -> Iterator[tuple[Any, Any]]:
+    """``(index connection, embedder)`` of a fresh copy of the labelled workspace, indexed
+    with ``backend`` (model vectors too when it has them), for the tuning aids that read the
+    candidates themselves."""
+    from memcore.search.dense import sync_dense, uses_dense
+    from memcore.search.query import open_index, search_embedder, update_index
+    from memcore.workspace.core import Workspace
+
+    with tempfile.TemporaryDirectory() as tmp, backend_env(backend):
+        root = Path(tmp) / "ws"
+        shutil.copytree(EVAL / "workspace", root)
+        ws = Workspace(root)
+        emb = search_embedder(ws)
+        conn = open_index(ws)
+        try:
+            update_index(conn, ws)
+            if uses_dense(emb):
+                sync_dense(conn, emb)
+            yield conn, emb
+        finally:
+            conn.close()
+
+
 def evaluate(backend: str, split: str, limit: int = 5) -> dict[str, Any]:
     """recall@1, recall@5 and MRR per kind (and ``all``), plus the score of right top hits and
     of wrong ones (how well a score separates them)."""
@@ -115,22 +139,11 @@ def retrievers(backend: str, split: str) -> dict[str, dict[str, float]]:
     """recall@5 per kind of each retriever alone: the lexical candidates by bm25 place, the
     model's neighbours by cosine place (every backend but hashing), and the fused score; where
     a query's answers rank when each half of the hybrid search ranks alone."""
-    from memcore.search.dense import sync_dense, uses_dense
-    from memcore.search.query import open_index, query_index, search_embedder, update_index
-    from memcore.workspace.core import Workspace
+    from memcore.search.dense import uses_dense
+    from memcore.search.query import candidates, query_index
 
     per: dict[str, dict[str, list[int]]] = {}
-    with tempfile.TemporaryDirectory() as tmp, backend_env(backend):
-        root = Path(tmp) / "ws"
-        shutil.copytree(EVAL / "workspace", root)
-        ws = Workspace(root)
-        emb = search_embedder(ws)
-        conn = open_index(ws)
-        update_index(conn, ws)
-        if uses_dense(emb):
-            sync_dense(conn, emb)
-        from memcore.search.query import candidates
-
+    with eval_index(backend) as (conn, emb):
         for q in load_queries(split):
             cands = candidates(conn, q["query"], emb)
 
@@ -152,7 +165,6 @@ def retrievers(backend: str, split: str) -> dict[str, dict[str, float]]:
             row["lexical"].append(best("lexical_rank"))
             row["dense"].append(best("dense_rank") if uses_dense(emb) else -1)
             row["fused"].append(fused)
-        conn.close()
     return {
         kind: {
             name: (sum(1 for r in ranks if 1 <= r <= 5) / len(ranks) if ranks[0] >= 0 else -1.0)
