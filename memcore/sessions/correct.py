@@ -18,6 +18,8 @@ import re
 import sqlite3
 import uuid
 import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
@@ -181,6 +183,35 @@ def _limit(ws: Workspace, level: str) -> int:
     return {"session": s.session_limit, "project": s.project_limit, "global": s.global_limit}[level]
 
 
+@contextmanager
+def _databases(
+    ws: Workspace, *, lease_at: datetime | None = None
+) -> Iterator[tuple[sqlite3.Connection, sqlite3.Connection]]:
+    """The workspace's and the user's databases, with the session lease held from
+    ``lease_at`` when given (LockBusy while a dream runs); everything closed after, also when
+    the lease cannot be had."""
+    from memcore.sessions.lease import Lease
+    from memcore.sessions.userdb import open_user_db
+
+    conn = connect(ws.db_path)
+    user: sqlite3.Connection | None = None
+    lease: Lease | None = None
+    try:
+        ensure_schema(conn)
+        user = open_user_db()
+        if lease_at is not None:
+            held = Lease(conn)
+            held.acquire(lease_at)
+            lease = held
+        yield conn, user
+    finally:
+        if lease is not None:
+            lease.release()
+        if user is not None:
+            user.close()
+        conn.close()
+
+
 def edit(ws: Workspace, ref: str, text: str, *, now: datetime) -> dict[str, Any]:
     """Publish ``text`` as the next version of the short memory ``ref`` names (its latest;
     ``@vN`` must be the latest). The text is redacted like every stored text and must fit the
@@ -188,8 +219,6 @@ def edit(ws: Workspace, ref: str, text: str, *, now: datetime) -> dict[str, Any]
     ``memory/summaries/`` as a journaled run, and records the edit so ``memcore undo ID``
     takes it back (``undo_edit``)."""
     from memcore.sessions.export import export_summaries
-    from memcore.sessions.lease import Lease
-    from memcore.sessions.userdb import open_user_db
 
     body = redact("\n".join(line.rstrip() for line in text.strip().splitlines()))
     level, owner, version = _target(ref)
@@ -200,12 +229,7 @@ def edit(ws: Workspace, ref: str, text: str, *, now: datetime) -> dict[str, Any]
             f" ([sessions] {level}_limit)"
         )
     ws.ensure_dreams_dir()
-    conn = connect(ws.db_path)
-    ensure_schema(conn)
-    user = open_user_db()
-    lease = Lease(conn)
-    lease.acquire(now)
-    try:
+    with _databases(ws, lease_at=now) as (conn, user):
         target = user if level == "global" else conn
         cur = latest(target, level, owner)
         if cur is None:
@@ -242,24 +266,16 @@ def edit(ws: Workspace, ref: str, text: str, *, now: datetime) -> dict[str, Any]
             "journal_run": run_id,
             "undo": f"memcore undo {edit_id}",
         }
-    finally:
-        lease.release()
-        conn.close()
-        user.close()
 
 
 def _find_edit(ws: Workspace, edit_id: str | None) -> tuple[str, str] | None:
     """(edit id, which database: ``workspace`` or ``user``) of an edit named by its id or
     its export's journal run; with None, the edit whose export is the latest undoable run."""
     from memcore.journal import runs as journal_runs
-    from memcore.sessions.userdb import open_user_db
 
     if not ws.db_path.exists():
         return None
-    conn = connect(ws.db_path)
-    ensure_schema(conn)
-    user = open_user_db()
-    try:
+    with _databases(ws) as (conn, user):
         if edit_id is None:
             journal_runs.ensure_schema(conn)
             edit_id = journal_runs.latest_undoable(conn)
@@ -272,9 +288,6 @@ def _find_edit(ws: Workspace, edit_id: str | None) -> tuple[str, str] | None:
             if row is not None:
                 return row[0], name
         return None
-    finally:
-        conn.close()
-        user.close()
 
 
 def is_edit(ws: Workspace, run_id: str | None) -> bool:
@@ -288,19 +301,12 @@ def undo_edit(ws: Workspace, run_id: str | None, *, now: datetime) -> dict[str, 
     version than the edit's, or the edit was undone already."""
     from memcore.journal import runs as journal_runs
     from memcore.sessions.export import export_summaries
-    from memcore.sessions.lease import Lease
-    from memcore.sessions.userdb import open_user_db
 
     found = _find_edit(ws, run_id)
     if found is None:
         raise InputError(f"{run_id!r} is not a hand edit of a short memory")
     edit_id, where = found
-    conn = connect(ws.db_path)
-    ensure_schema(conn)
-    user = open_user_db()
-    lease = Lease(conn)
-    lease.acquire(now)
-    try:
+    with _databases(ws, lease_at=now) as (conn, user):
         db = user if where == "user" else conn
         row = db.execute("SELECT * FROM sess_edits WHERE id=?", (edit_id,)).fetchone()
         level, owner = row["level"], row["owner"]
@@ -344,7 +350,3 @@ def undo_edit(ws: Workspace, run_id: str | None, *, now: datetime) -> dict[str, 
             "exports": files,
             "journal_run": jrun,
         }
-    finally:
-        lease.release()
-        conn.close()
-        user.close()
