@@ -48,7 +48,7 @@ def record_stdin(
     import orjson
 
     from memcore.errors import InputError
-    from memcore.recall.scoring import Thresholds, passes_gates
+    from memcore.recall.scoring import cap_protection
     from memcore.recall.store import record_recalls
     from memcore.workspace.clock import utcnow
     from memcore.workspace.config import dreaming_settings, load_config
@@ -70,7 +70,6 @@ def record_stdin(
     if not isinstance(doc, list):
         raise InputError('stdin must be a JSON list of results or an object {"results": [...]}')
     settings = dreaming_settings(load_config(ws))
-    th = Thresholds.from_settings(settings).sanitized()
     now = utcnow()
     res = record_recalls(
         ws,
@@ -78,7 +77,7 @@ def record_stdin(
         doc,
         now=now,
         max_entries=settings.max_entries,
-        protect=lambda entry: passes_gates(entry, now, th),
+        protect=cap_protection(settings, now),
         lock_timeout=lock_timeout,
         origin=origin,
     )

@@ -15,7 +15,7 @@ The gate keeps promotion for lines that answer their queries.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
@@ -301,6 +301,15 @@ def rank(
 def passes_gates(entry: Mapping[str, Any], now: datetime, th: Thresholds) -> bool:
     """Whether one unpromoted entry would be a candidate now (used to protect it from the cap)."""
     return bool(rank([entry], now, th))
+
+
+def cap_protection(
+    settings: DreamingSettings, now: datetime
+) -> Callable[[Mapping[str, Any]], bool]:
+    """What a recording's entry cap never drops: an entry that passes every gate of
+    ``settings`` now (``passes_gates`` with the sanitised thresholds)."""
+    th = Thresholds.from_settings(settings).sanitized()
+    return lambda entry: passes_gates(entry, now, th)
 
 
 def min_relevance_needed(

@@ -478,15 +478,14 @@ def _cap_from_config(
     ws: Workspace, now: datetime
 ) -> tuple[int | None, Callable[[dict[str, Any]], bool] | None]:
     from memcore.errors import ConfigError
-    from memcore.recall.scoring import Thresholds, passes_gates
+    from memcore.recall.scoring import cap_protection
     from memcore.workspace.config import dreaming_settings, load_config
 
     try:
         s = dreaming_settings(load_config(ws))
     except ConfigError:
         return None, None
-    th = Thresholds.from_settings(s).sanitized()
-    return s.max_entries, lambda entry: passes_gates(entry, now, th)
+    return s.max_entries, cap_protection(s, now)
 
 
 def _fold_fast(

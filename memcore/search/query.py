@@ -485,18 +485,17 @@ def record_batch(
     error: str | None = None
     if events:
         try:
-            from memcore.recall.scoring import Thresholds, passes_gates
+            from memcore.recall.scoring import cap_protection
             from memcore.recall.store import record_events
             from memcore.workspace.config import dreaming_settings, load_config
 
             s = dreaming_settings(load_config(ws))
-            th = Thresholds.from_settings(s).sanitized()
             res = record_events(
                 ws,
                 events,
                 now=now,
                 max_entries=s.max_entries,
-                protect=lambda entry: passes_gates(entry, now, th),
+                protect=cap_protection(s, now),
                 lock_timeout=lock_timeout,
             )
         except Exception as exc:
@@ -591,7 +590,7 @@ def _record(
     origin: str,
 ) -> tuple[int, str | None, list[str]]:
     try:
-        from memcore.recall.scoring import Thresholds, passes_gates
+        from memcore.recall.scoring import cap_protection
         from memcore.recall.store import record_recalls
         from memcore.workspace.config import dreaming_settings, get_bool, load_config
 
@@ -599,14 +598,13 @@ def _record(
         if not get_bool(cfg, "search", "record", True):
             return 0, None, []  # the user turned recall recording off ([search] record = false)
         s = settings if settings is not None else dreaming_settings(cfg)
-        th = Thresholds.from_settings(s).sanitized()
         res = record_recalls(
             ws,
             query,
             results,
             now=now,
             max_entries=s.max_entries,
-            protect=lambda entry: passes_gates(entry, now, th),
+            protect=cap_protection(s, now),
             lock_timeout=lock_timeout,
             origin=origin,
         )
