@@ -268,11 +268,9 @@ def _quarantine(path: Path, reason: str) -> sqlite3.Connection:
             conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         finally:
             conn.close()
-        for suffix in ("-wal", "-shm"):
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(path.with_name(path.name + suffix))
+        _remove_companions(path)
         os.replace(fresh, path)
-        _remove_db_files(fresh)
+        _remove_companions(fresh)
         try:
             conn = _open(path)
         except sqlite3.Error as exc:
@@ -293,9 +291,9 @@ def _quarantine(path: Path, reason: str) -> sqlite3.Connection:
         lock.release()
 
 
-def _remove_db_files(path: Path) -> None:
-    """Remove a database file and its ``-wal`` / ``-shm`` companions, if present."""
-    for suffix in ("", "-wal", "-shm"):
+def _remove_companions(path: Path) -> None:
+    """Remove a database file's ``-wal`` / ``-shm`` companions, if present."""
+    for suffix in ("-wal", "-shm"):
         with contextlib.suppress(FileNotFoundError):
             os.unlink(path.with_name(path.name + suffix))
 
