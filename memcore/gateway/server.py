@@ -107,6 +107,33 @@ def _quiet_server(config: uvicorn.Config, tick: float = 1.0) -> uvicorn.Server:
                 await asyncio.sleep(tick)
                 should_exit = await self.on_tick(counter)
 
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            # uvicorn tells the connections open when shutdown starts to close; one accepted a
+            # moment later (already in the accept path) was never told, so shutdown waited the
+            # whole grace period for it and the loop ended with its socket still open.
+            told = set(self.server_state.connections)
+
+            async def tell_late() -> None:
+                while True:
+                    for conn in list(self.server_state.connections):
+                        if conn not in told:
+                            told.add(conn)
+                            conn.shutdown()
+                    await asyncio.sleep(0.02)
+
+            late = asyncio.ensure_future(tell_late())
+            try:
+                await super().shutdown(sockets)
+            finally:
+                for _ in range(25):  # half a second for answers still being written
+                    if not self.server_state.connections:
+                        break
+                    await asyncio.sleep(0.02)
+                late.cancel()
+                for conn in list(self.server_state.connections):
+                    conn.transport.abort()  # past the grace period: close, never leak
+                await asyncio.sleep(0)  # let the aborted transports close their sockets
+
     return QuietServer(config)
 
 
