@@ -16,7 +16,9 @@ A pool also shares the index update between concurrent searches of one database
 it needs an update (a scan of the workspace, a look at the index) that *started* after it
 arrived, but not one of its own. While one update runs, the searches that arrive wait for the
 next one, which one of them runs for all; 200 searches arriving together make a few updates,
-not 200, and each still sees every file as it was when it arrived.
+not 200, and each still sees every file as it was when it arrived. The pool's
+:class:`memcore.search.watch.ScanWatch` lets an update reuse the last scan of the workspace's
+files while nothing in the folders it walked changed.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from memcore.search.watch import ScanWatch
 from memcore.workspace.core import Workspace
 
 MAX_IDLE_PER_FILE = 8
@@ -87,6 +90,8 @@ class IndexPool:
         self._updates: dict[str, _Updates] = {}
         self._updated = threading.Condition()
         self.updates_run = 0  # updates this pool ran (tests and benchmarks)
+        # the scans of the workspaces' files, kept while nothing changed (memcore.search.watch)
+        self.watch = ScanWatch()
 
     def idle(self, ws: Workspace) -> list[sqlite3.Connection]:
         """The idle connections to ``ws``'s database (tests)."""
@@ -197,6 +202,7 @@ class IndexPool:
             conns = [c for lst in self._idle.values() for _, c in lst]
             self._idle.clear()
         _close(conns)
+        self.watch.close()
 
 
 @contextlib.contextmanager

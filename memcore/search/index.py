@@ -24,7 +24,9 @@ import hashlib
 import os
 import sqlite3
 import stat
+import threading
 import time
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +34,7 @@ from memcore.errors import WorkspaceError
 from memcore.search.build import INSERT_BATCH, build_rows, chunk_rows, write_rows
 from memcore.search.chunks import Chunk, chunk_markdown, fts_text
 from memcore.search.dense import mark_changed
+from memcore.search.watch import ScanWatch
 from memcore.workspace import safe_read
 from memcore.workspace.core import Workspace
 from memcore.workspace.db import rollback_quietly as db_rollback
@@ -182,8 +185,20 @@ def _replace_chunks(
     return len(fresh) - len(gone), fresh
 
 
+@dataclass
+class ScanSpots:
+    """What a scan walked, for :mod:`memcore.search.watch`: the folders whose events cover its
+    files, and whether every file it found is a plain one (not a symlink, one hard link)."""
+
+    folders: list[str] = field(default_factory=list)
+    plain: bool = True
+
+
 def _scan(
-    ws: Workspace, cap: int | None = None
+    ws: Workspace,
+    cap: int | None = None,
+    spots: ScanSpots | None = None,
+    extra: list[str] | None = None,
 ) -> tuple[dict[str, tuple[str, os.stat_result]], list[tuple[str, str]]]:
     """Stat the files ``Workspace.markdown_files()`` lists, and the kind's other long-term
     files (``indexed_files``), keyed by workspace-relative path.
@@ -191,7 +206,9 @@ def _scan(
     The same walk (MEMORY.md, then ``memory/`` without hidden folders), done with
     ``os.scandir`` because resolving 1,000 paths alone costs more than a whole search. Every
     file goes through :func:`memcore.workspace.safe_read.check` (a symlink leading out, a FIFO,
-    socket or device, a file over ``[search] max_file_bytes``: skipped and named).
+    socket or device, a file over ``[search] max_file_bytes``: skipped and named). With
+    ``spots`` it also notes the folders it walked (see :class:`ScanSpots`); ``extra`` is the
+    kind's files when the caller has them already.
     """
     found: dict[str, tuple[str, os.stat_result]] = {}
     problems: list[tuple[str, str]] = []
@@ -207,6 +224,16 @@ def _scan(
             shown = rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
             problems.append((shown, "file name is not valid UTF-8"))
             return
+        if spots is not None:
+            if not walked:
+                spots.folders.append(os.path.dirname(path))
+            try:
+                own = lst if lst is not None else os.lstat(path)
+            except OSError:
+                spots.plain = False
+            else:
+                if not stat.S_ISREG(own.st_mode) or own.st_nlink != 1:
+                    spots.plain = False
         if lst is not None and stat.S_ISREG(lst.st_mode) and lst.st_size <= cap:
             found[rel] = (path, lst)  # what check() decides for a plain file in a walked folder
             return
@@ -222,9 +249,11 @@ def _scan(
             return
         found[rel] = (ok.path, ok.st)  # the resolved path: the read need not resolve it again
 
+    if spots is not None:
+        spots.folders.append(str(ws.root))  # MEMORY.md and memory/ appearing
     if os.path.lexists(ws.memory_md) and not ws.memory_md.is_dir():
         add("MEMORY.md", str(ws.memory_md), False)
-    for rel in indexed_files(ws):  # the kind's other long-term files (topic files...)
+    for rel in indexed_files(ws) if extra is None else extra:  # the kind's other files
         add(rel, str(ws.root / rel), False)
     stack = []
     if ws.memory_dir.is_dir():
@@ -234,11 +263,15 @@ def _scan(
             problems.append(("memory", "a symlink that leads outside the workspace"))
     while stack:
         rel_dir, directory = stack.pop()
+        if spots is not None:
+            spots.folders.append(directory)
         try:
             with os.scandir(directory) as it:
                 entries = list(it)
         except OSError as exc:
             problems.append((rel_dir, f"cannot list: {exc.strerror}"))
+            if spots is not None:
+                spots.plain = False
             continue
         subdirs = []
         prefix = rel_dir + "/"
@@ -261,6 +294,8 @@ def _scan(
                     and name.isascii()
                 ):
                     found[prefix + name] = (entry.path, lst)
+                    if spots is not None and lst.st_nlink != 1:
+                        spots.plain = False  # written through another name, elsewhere
                     continue
                 add(prefix + name, entry.path, True, lst)
         stack.extend(reversed(subdirs))
@@ -291,17 +326,40 @@ def _is_kind_file(rel: str) -> bool:
 
 
 def update_index(
-    conn: sqlite3.Connection, ws: Workspace, *, progress: Progress | None = None
+    conn: sqlite3.Connection,
+    ws: Workspace,
+    *,
+    progress: Progress | None = None,
+    watch: ScanWatch | None = None,
 ) -> IndexReport:
     """Bring the index up to date with the workspace files (incremental).
 
-    ``progress(INDEX_LABEL, done, total)`` follows the files that are (re)read."""
+    ``progress(INDEX_LABEL, done, total)`` follows the files that are (re)read. With a
+    ``watch`` (a long-lived process), the last scan of the files is reused while nothing it
+    walked changed (:mod:`memcore.search.watch`)."""
     t0 = time.perf_counter()
     _ensure_schema(conn)
     report = IndexReport()
     cap = safe_read.max_file_bytes(ws)
-    found, problems = _scan(ws, cap)
+    found, problems = _watched_scan(ws, cap, watch)
     report.skipped.extend(problems)
+    token = None
+    if watch is not None:
+        # the files as last scanned, and an index no update changed since: nothing to compare
+        row = conn.execute("SELECT value FROM search_meta WHERE key = 'files_gen'").fetchone()
+        token = None if row is None else row[0]
+        with _settled_lock:
+            settled = _settled.get(str(ws.db_path))
+        if (
+            settled is not None
+            and settled[0] is found
+            and token is not None
+            and settled[1] == token
+        ):
+            report.files, report.chunks = settled[2], settled[3]
+            report.skipped.extend(settled[4])
+            report.duration_ms = (time.perf_counter() - t0) * 1000
+            return report
 
     def file_rows() -> list[tuple[str, int, int, str | None]]:
         cur = conn.cursor()
@@ -334,11 +392,41 @@ def update_index(
             raise
         rows = file_rows()
     failed = [(r[0], r[3]) for r in rows if r[3] is not None]
-    report.skipped.extend((path, err) for path, err in failed if path in found)
+    shown = [(path, err) for path, err in failed if path in found]
+    report.skipped.extend(shown)
     report.files = len(rows) - len(failed)
     report.chunks = conn.execute("SELECT count(*) FROM search_chunks").fetchone()[0]
+    if token is not None and not (changed or removed):
+        with _settled_lock:
+            _settled[str(ws.db_path)] = (found, token, report.files, report.chunks, shown)
     report.duration_ms = (time.perf_counter() - t0) * 1000
     return report
+
+
+#: By database file: (the kept scan, the ``files_gen`` token, files, chunks, skipped) of the
+#: last update that found the index matching that scan; while both stay the same, the next
+#: update has nothing to compare (``files_gen`` changes with every update that writes).
+_settled: dict[str, tuple[Any, str, int, int, list[tuple[str, str]]]] = {}
+_settled_lock = threading.Lock()
+
+
+def _watched_scan(
+    ws: Workspace, cap: int, watch: ScanWatch | None
+) -> tuple[dict[str, tuple[str, os.stat_result]], list[tuple[str, str]]]:
+    """:func:`_scan`, or the last one ``watch`` kept for the workspace (treated read-only)."""
+    if watch is None or not watch.available:
+        return _scan(ws, cap)
+    extra = indexed_files(ws)
+    name, key = str(ws.root), (cap, tuple(extra))
+    kept = watch.kept(name, key)
+    if kept is not None:
+        return kept  # type: ignore[no-any-return]
+    generation = watch.begin(name)
+    spots = ScanSpots()
+    scanned = _scan(ws, cap, spots, extra)
+    if spots.plain:
+        watch.keep(name, generation, spots.folders, scanned, key)
+    return scanned
 
 
 def _apply_changes(
@@ -441,6 +529,7 @@ def _apply_changes(
         "INSERT OR REPLACE INTO search_meta VALUES ('df', ?)", (df.astype("int64").tobytes(),)
     )
     conn.execute("INSERT OR REPLACE INTO search_meta VALUES ('n', ?)", (n,))
+    conn.execute("INSERT OR REPLACE INTO search_meta VALUES ('files_gen', ?)", (uuid.uuid4().hex,))
 
 
 def open_index(ws: Workspace) -> sqlite3.Connection:

@@ -548,7 +548,8 @@ def _search_on_disk(
     with busy_timeout(INDEX_BUSY_MS), check_deferred(), index_connection(ws, pool) as conn:
 
         def update() -> tuple[IndexReport, str | None]:
-            report = update_index(conn, ws, progress=progress)
+            watch = pool.watch if pool is not None else None
+            report = update_index(conn, ws, progress=progress, watch=watch)
             if embedder is not None and uses_dense(embedder):
                 try:
                     sync_dense(conn, embedder, progress)
