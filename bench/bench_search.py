@@ -3,14 +3,18 @@ and the hit-score distribution on the example workspace.
 
     python bench/bench_search.py [--sizes 100,1000,3000] [--queries 50]
     python bench/bench_search.py --quality [--split dev] [--backends hashing,minilm,use-m3]
+    python bench/bench_search.py --quality --split PATH.jsonl [--workspace DIR]
     python bench/bench_search.py --distribution [--backends hashing,use-m3]
 
 ``--quality`` prints recall@1/@5 and MRR per query kind and backend on the labelled set in
 bench/eval/search/ (``bench/search_quality.py``). The named splits are development data:
-``tune`` and ``holdout`` (queries.jsonl), ``all`` (both), ``fresh`` (fresh.jsonl, written
-blind and run once as such) and ``dev`` (all three). ``--split PATH.jsonl`` runs a blind set
-in the same format, once, after the search is frozen (``--misses`` and ``--retrievers``
-refuse it).
+``tune`` and ``holdout`` (queries.jsonl), ``all`` (both), ``fresh`` and ``fresh3``
+(fresh.jsonl and fresh3.jsonl, each written blind and run once as such) and ``dev`` (all of
+them). ``--split PATH.jsonl`` runs a blind set in the same format, once, after the search is
+frozen (``--misses`` and ``--retrievers`` refuse it, unless it is one of the development
+files); ``--workspace DIR`` is the workspace such a set was written on (its answer paths are
+relative to DIR; default bench/eval/search/workspace). DIR is copied, without its
+``memory/.dreams/``, and indexed afresh.
 
 Daily notes are generated from a seeded vocabulary of a believable software project (about ten
 chunks a note). Searches run with ``record=False`` so the figure is the search alone (recording
@@ -283,10 +287,10 @@ def print_distribution(example: Path, backend: str) -> None:
 
 def split_name(value: str) -> str:
     """A named split of bench/eval/search, or a .jsonl file of labelled queries."""
-    if value in ("tune", "holdout", "all", "fresh", "dev") or value.endswith(".jsonl"):
+    if value in ("tune", "holdout", "all", "fresh", "fresh3", "dev") or value.endswith(".jsonl"):
         return value
     raise argparse.ArgumentTypeError(
-        f"{value!r}: allowed: tune, holdout, all, fresh, dev, or a path ending in .jsonl"
+        f"{value!r}: allowed: tune, holdout, all, fresh, fresh3, dev, or a path ending in .jsonl"
     )
 
 
@@ -302,7 +306,13 @@ def main() -> None:
         "--split",
         default="dev",
         type=split_name,
-        help="tune, holdout, all, fresh, dev, or the path of a blind set (.jsonl)",
+        help="tune, holdout, all, fresh, fresh3, dev, or the path of a blind set (.jsonl)",
+    )
+    ap.add_argument(
+        "--workspace",
+        type=Path,
+        default=None,
+        help="with --split PATH.jsonl: the workspace its answer paths are relative to",
     )
     ap.add_argument("--backends", default="hashing,minilm,use-m3")
     ap.add_argument("--misses", action="store_true", help="list the queries missed at 5")
@@ -329,7 +339,7 @@ def main() -> None:
     if args.quality:
         from search_quality import print_quality
 
-        print_quality(args.split, args.backends.split(","), args.misses)
+        print_quality(args.split, args.backends.split(","), args.misses, args.workspace)
         return
     print(
         f"# memory search (Python {platform.python_version()}, {platform.machine()},"

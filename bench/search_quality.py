@@ -22,25 +22,32 @@ EVAL = Path(__file__).resolve().parent / "eval" / "search"
 KINDS = ("keyword", "paraphrase", "question", "other", "typo")
 
 
-#: Queries written by someone who never saw the search code, in their own file (same format
+#: Queries written by someone who never saw the search code, in their own files (same format
 #: as queries.jsonl). Blind when first run; tuned on since, like queries.jsonl.
 FRESH = EVAL / "fresh.jsonl"
+FRESH3 = EVAL / "fresh3.jsonl"
 
 
 def load_queries(split: str) -> list[dict[str, Any]]:
     """The queries of ``split``: ``tune`` or ``holdout`` (queries.jsonl), ``all`` (both),
-    ``fresh`` (fresh.jsonl, when present), ``dev`` (all of these), or the path of another
-    file in the same format (a blind set)."""
+    ``fresh`` (fresh.jsonl), ``fresh3`` (fresh3.jsonl), ``dev`` (all of these), or the path of
+    another file in the same format (a blind set)."""
     if split == "dev":
-        return load_queries("all") + load_queries("fresh")
-    if split == "fresh" or split.endswith(".jsonl"):
-        path = FRESH if split == "fresh" else Path(split)
+        return load_queries("all") + load_queries("fresh") + load_queries("fresh3")
+    if split in ("fresh", "fresh3") or split.endswith(".jsonl"):
+        path = {"fresh": FRESH, "fresh3": FRESH3}.get(split) or Path(split)
         if not path.is_file():
             raise SystemExit(f"{path} does not exist")
         text = path.read_text("utf-8")
         return [json.loads(line) for line in text.splitlines() if line.strip()]
     rows = [json.loads(line) for line in (EVAL / "queries.jsonl").read_text("utf-8").splitlines()]
     return [q for q in rows if split == "all" or q["split"] == split]
+
+
+def is_blind(split: str) -> bool:
+    """Whether ``split`` is a query file other than the development sets of bench/eval/search
+    (a blind set: the tuning aids refuse it)."""
+    return split.endswith(".jsonl") and Path(split).resolve() not in (FRESH, FRESH3)
 
 
 def is_answer(hit: dict[str, Any], answers: list[dict[str, Any]]) -> bool:
@@ -89,9 +96,20 @@ def eval_index(backend: str) -> Iterator[tuple[Any, Any]]:
             conn.close()
 
 
-def evaluate(backend: str, split: str, limit: int = 5) -> dict[str, Any]:
+def copy_workspace(source: Path, root: Path) -> None:
+    """Copy a labelled workspace to ``root``, without any index or recall store it holds (so
+    every run indexes the notes afresh)."""
+    if not (source / "MEMORY.md").is_file() and not (source / "memory").is_dir():
+        raise SystemExit(f"{source}: not a workspace (no MEMORY.md and no memory/ folder)")
+    shutil.copytree(source, root, ignore=shutil.ignore_patterns(".dreams"))
+
+
+def evaluate(
+    backend: str, split: str, limit: int = 5, workspace: Path | None = None
+) -> dict[str, Any]:
     """recall@1, recall@5 and MRR per kind (and ``all``), plus the score of right top hits and
-    of wrong ones (how well a score separates them)."""
+    of wrong ones (how well a score separates them). ``workspace`` is the folder the split's
+    answer paths are relative to (default: the labelled workspace of bench/eval/search)."""
     from memcore.search.query import search
     from memcore.workspace.core import Workspace
 
@@ -102,7 +120,7 @@ def evaluate(backend: str, split: str, limit: int = 5) -> dict[str, Any]:
     misses: list[str] = []
     with tempfile.TemporaryDirectory() as tmp, backend_env(backend):
         root = Path(tmp) / "ws"
-        shutil.copytree(EVAL / "workspace", root)
+        copy_workspace(workspace or EVAL / "workspace", root)
         ws = Workspace(root)
         t0 = time.perf_counter()
         search(ws, "warm up", record=False)
@@ -175,7 +193,7 @@ def retrievers(backend: str, split: str) -> dict[str, dict[str, float]]:
 
 
 def print_retrievers(split: str, backends: list[str]) -> None:
-    if split.endswith(".jsonl"):
+    if is_blind(split):
         raise SystemExit("--retrievers is a tuning aid: not for a blind set")
     print(f"\n# recall@5 of each retriever alone, split {split}")
     print("| backend | kind | lexical (bm25) alone | model neighbours alone | fused |")
@@ -192,16 +210,24 @@ def available_backends(wanted: list[str]) -> list[str]:
     return [b for b in wanted if b == "hashing" or extra_installed(b)]
 
 
-def print_quality(split: str, backends: list[str], show_misses: bool = False) -> None:
-    if show_misses and split.endswith(".jsonl"):
+def print_quality(
+    split: str, backends: list[str], show_misses: bool = False, workspace: Path | None = None
+) -> None:
+    if show_misses and is_blind(split):
         raise SystemExit("--misses is a tuning aid: not for a blind set")
+    if workspace is not None and not split.endswith(".jsonl"):
+        raise SystemExit(
+            "--workspace goes with --split PATH.jsonl (the named splits are labelled"
+            " on bench/eval/search/workspace)"
+        )
     load_queries(split)  # a missing file stops here, before any table is printed
-    print(f"\n# search quality, split {split} (load average {os.getloadavg()[0]:.2f})")
+    where = f", workspace {workspace}" if workspace is not None else ""
+    print(f"\n# search quality, split {split}{where} (load average {os.getloadavg()[0]:.2f})")
     print("| backend | kind | queries | recall@1 | recall@5 | MRR |")
     print("|---|---|---|---|---|---|")
     results = []
     for b in available_backends(backends):
-        r = evaluate(b, split)
+        r = evaluate(b, split, workspace=workspace)
         results.append(r)
         for kind, k in r["kinds"].items():
             print(f"| {b} | {kind} | {k['n']} | {k['r1']:.3f} | {k['r5']:.3f} | {k['mrr']:.3f} |")
