@@ -174,11 +174,12 @@ def test_recording_after_a_foreign_write_heals_the_mirror(ws: Workspace, monkeyp
     assert mirror_rows(ws) == {k: recall_index.row_entry(r) for k, r in _rebuilt_rows(ws).items()}
 
 
-def test_a_foreign_write_costs_one_parse_and_updates_only_changed_entries(
+def test_a_foreign_write_parses_only_the_changed_entries_and_updates_only_their_rows(
     ws: Workspace, monkeypatch
 ) -> None:
-    """Another tool changed two entries, removed one and added one: the store is parsed once,
-    and the mirror rewrites exactly those rows (the rest keep their rowid)."""
+    """Another tool changed two entries, removed one and added one (in the layout both tools
+    write): the store is not parsed whole, only the three blocks that differ are, and the
+    mirror rewrites exactly those rows (the rest keep their rowid)."""
     import orjson
 
     populate(ws, n_searches=40)
@@ -196,9 +197,9 @@ def test_a_foreign_write_costs_one_parse_and_updates_only_changed_entries(
     before = dict(conn.execute("SELECT key, rowid FROM recall_index"))
     conn.close()
 
-    parses: list[int] = []
+    parsed: list[bytes] = []
     real = orjson.loads
-    monkeypatch.setattr(orjson, "loads", lambda data: parses.append(len(data)) or real(data))
+    monkeypatch.setattr(orjson, "loads", lambda data: parsed.append(bytes(data)) or real(data))
     conn = fresh_mirror(ws, NOW)
     try:
         after = dict(conn.execute("SELECT key, rowid FROM recall_index"))
@@ -208,8 +209,9 @@ def test_a_foreign_write_costs_one_parse_and_updates_only_changed_entries(
         ).fetchall()
     finally:
         conn.close()
-    big = [n for n in parses if n > 1000]
-    assert len(big) == 1, "one parse of the store"
+    parses = [len(d) for d in parsed]
+    assert max(parses) < ws.store_path.stat().st_size / 2, "the store was not parsed whole"
+    assert [d[:1] for d in parsed].count(b"{") == 3, "the two changed blocks and the added one"
     assert keys[2] not in after and added["key"] in after
     same = {k for k in before if k in after and before[k] == after[k]}
     assert same == set(before) - {keys[0], keys[1], keys[2]}

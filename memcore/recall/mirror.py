@@ -4,24 +4,25 @@ The JSON file stays the source of truth (and OpenClaw-compatible). Parsing a 100
 store costs most of a second, so ranking and status read this mirror instead. The mirror
 records the size, mtime and inode of the JSON file it reflects; when they differ from the file
 on disk (another tool wrote it, or a crash fell between the two writes) it is brought along
-from the file before use: one parse, then only the entries whose content hash (``raw_hash``:
-length and CRC-32 of the entry's compact JSON) differs from the mirror's are normalised and
-written, in one transaction (:func:`sync_raw`). Writers that hold the workspace lock update it
-in place.
+from the file before use: only the entries whose content hash (``raw_hash``: length and CRC-32
+of the entry's block in the file, :mod:`memcore.recall.blocks`) differs from the mirror's are
+parsed, normalised and written, in one transaction (:func:`sync_blocks`; a file in another
+layout is parsed whole, :func:`sync_raw`). Writers that hold the workspace lock update it in
+place.
 """
 
 from __future__ import annotations
 
 import os
 import sqlite3
-import zlib
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import orjson
 
-from memcore.recall.entries import js_numbers, normalize_entry, unique_user_queries
+from memcore.recall import blocks
+from memcore.recall.entries import normalize_entry, unique_user_queries
 from memcore.recall.scoring import frequency, relevance
 from memcore.workspace import db
 from memcore.workspace.clock import iso_ms, parse_iso
@@ -136,14 +137,6 @@ def _promoted_column(value: Any) -> str | None:
     return iso_ms(dt) if dt is not None else value
 
 
-def raw_hash(raw: Any, *, as_written: bool = False) -> int:
-    """The content hash of one entry as the file holds it (its compact JSON's length and
-    CRC-32): equal hashes mean the mirror's row for it is still right. ``as_written``: the
-    entry is memcore's in-memory one, so hash it in the numbers the file holds."""
-    data = orjson.dumps(js_numbers(raw) if as_written else raw)
-    return (len(data) << 32) | zlib.crc32(data)
-
-
 def _row(key: str, e: Mapping[str, Any], h: int | None = None) -> tuple[Any, ...]:
     count = e["recallCount"]
     promoted = _promoted_column(e.get("promotedAt"))
@@ -214,16 +207,47 @@ def sync_raw(
     """Make the mirror reflect the file with ``stat`` whose raw (un-normalised) entries are
     ``entries``: entries whose content hash matches their row are left alone, the others are
     normalised and upserted, rows of keys gone (or now invalid) deleted, in one transaction.
-    Returns how many rows changed. Costs one hash per entry beyond the parse."""
-    old: dict[str, int | None] = dict(conn.execute("SELECT key, raw_hash FROM recall_index"))
+    Returns how many rows changed. Costs one dump of the entries beyond the parse."""
+    hashes = blocks.hashes_of(entries, as_written=as_written)
+    old = _hashes(conn)
     rows: list[tuple[Any, ...]] = []
     gone: list[str] = []
     invalid = 0
-    for k, raw in entries.items():
-        h = raw_hash(raw, as_written=as_written)
+    for k, h in hashes.items():
         was = old.pop(k, -1)
         if was == h:
             continue
+        n = normalize_entry(k, entries[k], now_iso)
+        if n is None:
+            invalid += 1
+            if was != -1:
+                gone.append(k)
+        else:
+            rows.append(_row(k, n, h))
+    gone.extend(old)
+    _apply(conn, rows, gone, stat, invalid)
+    return len(rows) + len(gone)
+
+
+def sync_blocks(
+    conn: sqlite3.Connection, found: blocks.Blocks, stat: Stat, now_iso: str
+) -> int | None:
+    """:func:`sync_raw` for a file split into blocks (:func:`memcore.recall.blocks.split`):
+    only the blocks whose hash differs from their row are parsed. Returns how many rows
+    changed, or None (nothing written) when such a block does not parse: read the file whole
+    then, which handles a broken file."""
+    old = _hashes(conn)
+    rows: list[tuple[Any, ...]] = []
+    gone: list[str] = []
+    invalid = 0
+    for i, (k, h) in enumerate(zip(found.keys, found.hashes, strict=True)):
+        was = old.pop(k, -1)
+        if was == h:
+            continue
+        try:
+            raw = found.value(i)
+        except orjson.JSONDecodeError:
+            return None
         n = normalize_entry(k, raw, now_iso)
         if n is None:
             invalid += 1
@@ -232,6 +256,22 @@ def sync_raw(
         else:
             rows.append(_row(k, n, h))
     gone.extend(old)
+    _apply(conn, rows, gone, stat, invalid)
+    return len(rows) + len(gone)
+
+
+def _hashes(conn: sqlite3.Connection) -> dict[str, int | None]:
+    cur = conn.cursor()
+    cur.row_factory = None  # plain tuples: a Row per entry costs a third more
+    try:
+        return dict(cur.execute("SELECT key, raw_hash FROM recall_index"))
+    finally:
+        cur.close()
+
+
+def _apply(
+    conn: sqlite3.Connection, rows: list[tuple[Any, ...]], gone: list[str], stat: Stat, invalid: int
+) -> None:
     conn.execute("BEGIN IMMEDIATE")
     try:
         conn.executemany("DELETE FROM recall_index WHERE key = ?", ((k,) for k in gone))
@@ -241,7 +281,6 @@ def sync_raw(
     except BaseException:
         db.rollback_quietly(conn)
         raise
-    return len(rows) + len(gone)
 
 
 def update_after_write(
@@ -277,7 +316,7 @@ def update_after_write(
                 raw = entries.get(k)
                 n = normalize_entry(k, raw, now_iso)
                 if n is not None:
-                    rows.append(_row(k, n, raw_hash(raw, as_written=True)))
+                    rows.append(_row(k, n, blocks.entry_hash(k, raw, as_written=True)))
             conn.executemany(_UPSERT, rows)
             _set_meta(conn, after)
             conn.execute("COMMIT")

@@ -12,7 +12,6 @@ one ``bytes.find``; more are found in a single regex pass over the blocks (:func
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -22,18 +21,18 @@ from typing import Any
 import orjson
 
 from memcore.recall import mirror as recall_index
-from memcore.recall.entries import apply_hashed, js_numbers
+from memcore.recall.blocks import BLOCK_END as _BLOCK_END
+from memcore.recall.blocks import BLOCK_START as _BLOCK_START
+from memcore.recall.blocks import ENTRIES as _ENTRIES
+from memcore.recall.blocks import HEAD as _HEAD
+from memcore.recall.blocks import TAIL as _TAIL
+from memcore.recall.blocks import block_bytes as _block_bytes
+from memcore.recall.entries import apply_hashed
 from memcore.workspace.clock import iso_ms
 from memcore.workspace.core import Workspace, atomic_write_bytes
 
-_HEAD = b'{\n  "version": 1,\n  "updatedAt": "'
-_ENTRIES = b'\n  "entries": {\n'
-_TAIL = b"\n  }\n}\n"
-_BLOCK_END = b"\n    }"
 #: Up to this many keys are found one ``find`` each; more take one pass over every block.
 FEW_KEYS = 8
-#: A block's first line: four spaces, the key as JSON (no raw newline can be inside), ``: {``.
-_BLOCK_START = re.compile(rb'\n    ("[^\n]*"): \{\n')
 
 
 @dataclass
@@ -44,11 +43,6 @@ class Patched:
     entries: dict[str, Any]
     dropped: dict[str, Any]
     file_scans: int
-
-
-def _block_bytes(key: str, entry: dict[str, Any]) -> bytes:
-    body = orjson.dumps(js_numbers(entry), option=orjson.OPT_INDENT_2).replace(b"\n", b"\n    ")
-    return b"\n    " + orjson.dumps(key) + b": " + body
 
 
 def _block_end(data: bytes, i: int, marker_len: int) -> tuple[int, int] | None:

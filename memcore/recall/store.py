@@ -26,6 +26,7 @@ from typing import Any
 import orjson
 
 from memcore.errors import InputError, LockBusy, MemcoreError, StoreCorrupt, StoreError
+from memcore.recall import blocks
 from memcore.recall import log as recall_log
 from memcore.recall import mirror as recall_index
 from memcore.recall.entries import (
@@ -90,15 +91,23 @@ def _load_raw(
 ) -> tuple[dict[str, Any] | None, Path | None]:
     """Parse the file; quarantine what cannot be used (or, without ``set_aside``, raise
     StoreCorrupt and leave it). Returns (document or None, quarantined)."""
+    data, aside = _read_bytes(path, now, set_aside)
+    if data is None:
+        return None, aside
+    return _parse(path, data, now, set_aside)
 
-    def bad(reason: str) -> tuple[None, Path]:
-        if not set_aside:
-            raise StoreCorrupt(
-                f"recall store {path} {reason}; left as it is (memcore memory status --fix "
-                "or the next recording sets it aside)"
-            )
-        return None, quarantine(path, now, reason)
 
+def _bad(path: Path, now: datetime, set_aside: bool, reason: str) -> tuple[None, Path]:
+    if not set_aside:
+        raise StoreCorrupt(
+            f"recall store {path} {reason}; left as it is (memcore memory status --fix "
+            "or the next recording sets it aside)"
+        )
+    return None, quarantine(path, now, reason)
+
+
+def _read_bytes(path: Path, now: datetime, set_aside: bool) -> tuple[bytes | None, Path | None]:
+    """The file's bytes (None: missing or blank), with the size limit of _load_raw."""
     try:
         size = path.stat().st_size
     except FileNotFoundError:
@@ -106,7 +115,7 @@ def _load_raw(
     except OSError as exc:
         raise StoreError(f"cannot read recall store {path}: {exc.strerror}") from None
     if size > MAX_STORE_BYTES:
-        return bad(f"is {size} bytes (limit {MAX_STORE_BYTES})")
+        return _bad(path, now, set_aside, f"is {size} bytes (limit {MAX_STORE_BYTES})")
     try:
         data = read_regular_bytes(path, MAX_STORE_BYTES)
     except FileNotFoundError:
@@ -115,13 +124,19 @@ def _load_raw(
         raise StoreError(f"cannot read recall store {path}: {exc}") from None
     if not data or data.isspace():
         return None, None
+    return data, None
+
+
+def _parse(
+    path: Path, data: bytes, now: datetime, set_aside: bool
+) -> tuple[dict[str, Any] | None, Path | None]:
     try:
         with _no_gc():
             doc = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
-        return bad(f"is not valid JSON ({exc})")
+        return _bad(path, now, set_aside, f"is not valid JSON ({exc})")
     if not isinstance(doc, dict) or not isinstance(doc.get("entries", {}), dict):
-        return bad("does not have the shape {version, updatedAt, entries}")
+        return _bad(path, now, set_aside, "does not have the shape {version, updatedAt, entries}")
     return doc, None
 
 
@@ -443,22 +458,47 @@ def fold_logged(ws: Workspace, now: datetime) -> FoldResult | None:
 
 def _heal_mirror(ws: Workspace, conn: sqlite3.Connection, now: datetime, out: FoldResult) -> None:
     """When the mirror does not reflect the store file (another tool wrote it), bring it
-    along with one parse and a per-entry diff, so this fold can take the patching path."""
+    along by a diff of the file's blocks (:func:`_sync_from_file`), so this fold can take
+    the patching path."""
     try:
         stat = recall_index.file_stat(ws)
         if stat is None or recall_index.current_meta(conn) == stat:
             return
-        store = read_store(ws, now=now, normalize=False)
-        if store.quarantined:
-            out.quarantined = store.quarantined
-            out.notices.append(
-                f"the recall store did not parse; moved aside to {store.quarantined}"
-            )
-            return
-        if recall_index.file_stat(ws) == stat:
-            recall_index.sync_raw(conn, store.entries, stat, iso_ms(now))
+        aside = _sync_from_file(ws, conn, now, set_aside=True, stat=stat)
+        if aside is not None:
+            out.quarantined = aside
+            out.notices.append(f"the recall store did not parse; moved aside to {aside}")
     except sqlite3.Error as exc:
         log.warning("could not update the recall index in %s: %s", ws.db_path, exc)
+
+
+def _sync_from_file(
+    ws: Workspace, conn: sqlite3.Connection, now: datetime, *, set_aside: bool, stat: Stat
+) -> Path | None:
+    """Bring the mirror along from the store file read now, recorded as the file with
+    ``stat`` (None: to be checked again by the next reader) unless the file changed from
+    ``stat`` meanwhile. A file in the layout memcore and OpenClaw write is diffed block by
+    block, parsing only the blocks that changed; any other file is parsed whole (and set
+    aside when it is corrupt, as read_store does). Returns where a corrupt file went."""
+    data, aside = _read_bytes(ws.store_path, now, set_aside)
+    found = blocks.split(data) if data is not None else None
+    if found is not None:
+        with _no_gc():
+            done = recall_index.sync_blocks(conn, found, _unless_moved(ws, stat), iso_ms(now))
+        if done is not None:
+            return None
+    if data is not None:
+        doc, aside = _parse(ws.store_path, data, now, set_aside)
+        entries = (doc.get("entries") or {}) if doc is not None else {}
+    elif aside is None:  # missing (OpenClaw's SQLite state is read then) or blank
+        entries = read_store(ws, now=now, normalize=False, set_aside=set_aside).entries
+    if aside is None:
+        recall_index.sync_raw(conn, entries, _unless_moved(ws, stat), iso_ms(now))
+    return aside
+
+
+def _unless_moved(ws: Workspace, stat: Stat) -> Stat:
+    return stat if stat is not None and recall_index.file_stat(ws) == stat else None
 
 
 def _journal_eviction(
@@ -616,13 +656,12 @@ def _refresh(ws: Workspace, conn: sqlite3.Connection, now: datetime, set_aside: 
         return
     for _ in range(3):
         before = recall_index.file_stat(ws)
-        store = read_store(ws, now=now, normalize=False, set_aside=set_aside)
-        after = recall_index.file_stat(ws)
-        if before == after:
-            recall_index.sync_raw(conn, store.entries, after, iso_ms(now))
+        _sync_from_file(ws, conn, now, set_aside=set_aside, stat=before)
+        if recall_index.current_meta(conn) == before and before is not None:
             return
-    # the file kept changing: mirror what was read, to be checked again by the next reader
-    recall_index.sync_raw(conn, store.entries, None, iso_ms(now))
+        if before is None and not ws.store_path.exists():
+            return
+    # the file kept changing: what was read stays mirrored, checked again by the next reader
 
 
 def _memory_mirror(

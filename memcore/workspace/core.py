@@ -460,9 +460,12 @@ def read_regular_bytes(path: Path | str, max_bytes: int = MAX_TEXT_BYTES) -> byt
     try:
         chunks: list[bytes] = []
         total = 0
+        # the whole file in one read when its size is known (no copy to join chunks)
+        want = max(1 << 20, min(os.fstat(fd).st_size, max_bytes) + 1)
         while True:
             try:
-                part = os.read(fd, 1 << 20)
+                part = os.read(fd, want)
+                want = 1 << 20
             except OSError as exc:
                 raise WorkspaceError(f"{path} cannot be read: {exc.strerror or exc}") from None
             if not part:
