@@ -202,3 +202,45 @@ def test_workspace_kind_overrides_detection_and_a_bad_one_is_one_line(tmp_path: 
     (line,) = out.output.strip().splitlines()
     assert "memcore.toml [workspace] kind = 'claude' is not a workspace kind; allowed:" in line
     assert "claude-code, codex, hermes" in line
+
+
+def test_a_kept_kind_follows_every_change_it_depends_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """kind_of keeps its answer per folder and asks again once a file it depends on changed
+    (created, removed, rewritten; the folder's own mtime set apart each time, as two changes
+    in different mtime ticks would)."""
+    import os
+
+    from memcore.workspace import kinds
+
+    monkeypatch.setattr(kinds, "_KIND_RACY_NS", 0)  # files of this test are seconds old
+    root = tmp_path / "agent"
+    (root / "memory").mkdir(parents=True)
+    (root / "MEMORY.md").write_text("# Long-Term Memory\n")
+    tick = [1_000_000_000]
+
+    def moved_on() -> None:  # the folder's mtime after a change, one tick later
+        tick[0] += 10
+        os.utime(root, (tick[0], tick[0]))
+
+    moved_on()
+    assert kind_of(root).name == "memcore"
+    assert str(root) in kinds._kinds  # kept
+    (root / "AGENTS.md").write_text("# Agent\n")
+    moved_on()
+    assert kind_of(root).name == "openclaw"
+    (root / "AGENTS.md").unlink()
+    moved_on()
+    assert kind_of(root).name == "memcore"
+    (root / "memcore.toml").write_text('[workspace]\nkind = "codex"\n')
+    moved_on()
+    assert kind_of(root).name == "codex"
+    (root / "memcore.toml").write_text('[workspace]\nkind = "hermes"\n')  # rewritten in place
+    assert kind_of(root).name == "hermes"
+    (root / "memcore.toml").unlink()
+    moved_on()
+    (root / "USER.md").write_text("- likes tea\n")
+    (root / "MEMORY.md").write_text("- one\n§\n- two\n")  # MEMORY.md's entries decide
+    moved_on()
+    assert kind_of(root).name == "hermes"

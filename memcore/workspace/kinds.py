@@ -17,6 +17,9 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import stat
+import threading
+import time
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -145,8 +148,67 @@ def _hermes_like(root: Path) -> bool:
 
 
 def kind_of(root: Path) -> Kind:
-    """The configured kind, else the detected one."""
-    return configured_kind(root) or detect(root)
+    """The configured kind, else the detected one.
+
+    Asked on every index scan, so the answer is kept per folder while nothing it depends on
+    changed: the stat of the folder, of the one above it (``openclaw.json``), of ``memory/``,
+    of both memcore.toml files and of MEMORY.md (a Hermes folder's ``§`` entries). A file
+    created, removed or renamed in those folders changes the folder's mtime. Never kept when
+    one of them changed within the last two seconds (a second change inside one mtime tick
+    would look the same), nor for a folder without ``memory/`` (the detection then reads the
+    topic files' front matter)."""
+    key = _kind_key(root)
+    name = str(root)
+    if key is not None:
+        with _kinds_lock:
+            hit = _kinds.get(name)
+        if hit is not None and hit[0] == key:
+            return hit[1]
+    kind = configured_kind(root) or detect(root)
+    if key is not None:
+        with _kinds_lock:
+            _kinds[name] = (key, kind)
+            while len(_kinds) > _KINDS_KEPT:
+                del _kinds[next(iter(_kinds))]
+    return kind
+
+
+_KINDS_KEPT = 256
+_KIND_RACY_NS = 2_000_000_000
+_kinds: dict[str, tuple[tuple[object, ...], Kind]] = {}
+_kinds_lock = threading.Lock()
+
+
+def _kind_key(root: Path) -> tuple[object, ...] | None:
+    """What :func:`kind_of`'s answer for ``root`` depends on, or None when it is not to be
+    kept (see there)."""
+    user = os.environ.get("MEMCORE_USER_DIR")
+    where = (str(root), user, None if root.is_absolute() else os.getcwd())
+    own = _state_tomls.get(where)
+    if own is None:
+        if len(_state_tomls) > _KINDS_KEPT:
+            _state_tomls.clear()
+        own = _state_tomls[where] = str(state_dir(root) / "memcore.toml")
+    now = time.time_ns()
+    parts: list[object] = [where]
+    paths = (root, root.parent, root / "memory", root / "memcore.toml", own, root / "MEMORY.md")
+    for path in paths:
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            parts.append(None)
+            continue
+        except OSError:
+            return None
+        if now - st.st_mtime_ns < _KIND_RACY_NS or now - st.st_ctime_ns < _KIND_RACY_NS:
+            return None
+        parts.append((st.st_mode, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+    if parts[3] is None or not stat.S_ISDIR(parts[3][0]):  # type: ignore[index]
+        return None
+    return tuple(parts)
+
+
+_state_tomls: dict[tuple[str, str | None, str | None], str] = {}
 
 
 def placed(ws: Workspace) -> Workspace:
