@@ -32,6 +32,8 @@ import math
 import operator
 import re
 import sqlite3
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -179,31 +181,37 @@ def candidates(
 
     from memcore.search import dense as dense_mod
     from memcore.search.embeddings import one_blas_thread
-    from memcore.search.embeddings.hashing import idf_from_df, raw_features
+    from memcore.search.embeddings.hashing import raw_features
     from memcore.search.fusion import calibration_for
     from memcore.search.fuzzy import correct
 
     terms = query_terms(query)
     if not terms:
         return []
-    n_total = conn.execute("SELECT count(*) FROM search_chunks").fetchone()[0]
+    figures = _index_figures(conn)
+    n_total = figures.n_total
     if n_total == 0:
         return []
     idfs: list[float] = []
     present: list[str] = []
     absent = 0
+    counts, fixes = figures.counts, figures.fixes
 
     def doc_count(term: str) -> int:
-        return int(
-            conn.execute(
-                "SELECT count(*) FROM search_fts WHERE search_fts MATCH ?", (_fts_phrase(term),)
-            ).fetchone()[0]
-        )
+        known = counts.get(term)
+        if known is None:
+            known = counts[term] = int(
+                conn.execute(
+                    "SELECT count(*) FROM search_fts WHERE search_fts MATCH ?",
+                    (_fts_phrase(term),),
+                ).fetchone()[0]
+            )
+        return known
 
     for t in terms:
         n_t = doc_count(t)
         if n_t == 0:
-            fixed = correct(conn, t)
+            fixed = fixes[t] if t in fixes else fixes.setdefault(t, correct(conn, t))
             if fixed is not None and fixed not in present:
                 t, n_t = fixed, doc_count(fixed)
         if n_t == 0:
@@ -260,16 +268,14 @@ def candidates(
         f" WHERE id IN ({marks})",
         list(wanted),
     ).fetchall()
-    df, n_docs = load_df(conn)
-    idf_w = idf_from_df(df, n_docs)
+    idf_w = figures.idf_w
     q_idx, q_val = raw_features(query)
     q = np.zeros(idf_w.shape[0], dtype=np.float32)
     q[q_idx.astype(np.intp)] = q_val * idf_w[q_idx.astype(np.intp)]
     q_norm = float(np.linalg.norm(q))
     # every candidate's hashing cosine at once: its sparse vector, IDF applied, against q
-    idx_all = [np.frombuffer(r[5], dtype=np.uint16).astype(np.intp) for r in rows]
-    lens = np.fromiter((len(a) for a in idx_all), dtype=np.intp, count=len(rows))
-    flat_idx = np.concatenate(idx_all) if idx_all else np.zeros(0, np.intp)
+    lens = np.fromiter((len(r[5]) >> 1 for r in rows), dtype=np.intp, count=len(rows))
+    flat_idx = np.frombuffer(b"".join(r[5] for r in rows), dtype=np.uint16).astype(np.intp)
     flat = np.frombuffer(b"".join(r[6] for r in rows), dtype=np.float32) * idf_w[flat_idx]
     offsets = np.r_[0, np.cumsum(lens)[:-1]] if len(rows) else np.zeros(0, np.intp)
     nonempty = lens > 0
@@ -312,6 +318,51 @@ def candidates(
     return out
 
 
+@dataclass
+class _Figures:
+    """What :func:`candidates` reads of one version of the index: the number of chunks, the
+    hashing IDF weights, and the document counts and spelling fixes of the terms asked so
+    far (each read once per version instead of once per search)."""
+
+    n_total: int
+    idf_w: Any
+    counts: dict[str, int] = field(default_factory=dict)
+    fixes: dict[str, str | None] = field(default_factory=dict)
+
+
+_FIGURES_KEPT = 8  # index versions kept (one per database a process searches, mostly)
+_figures: OrderedDict[tuple[str, str], _Figures] = OrderedDict()
+_figures_lock = threading.Lock()
+
+
+def _index_figures(conn: sqlite3.Connection) -> _Figures:
+    """:class:`_Figures` of the index ``conn`` reads, kept by its file and ``chunks_gen``
+    (set by every index update that changes a chunk, ``memcore.search.dense.mark_changed``);
+    an in-memory index or one without the token is read afresh."""
+    from memcore.search.embeddings.hashing import idf_from_df
+
+    gen = conn.execute("SELECT value FROM search_meta WHERE key = 'chunks_gen'").fetchone()
+    db = conn.execute("PRAGMA database_list").fetchone()
+    key = (str(db[2]), str(gen[0])) if gen is not None and db is not None and db[2] else None
+    if key is not None:
+        with _figures_lock:
+            hit = _figures.get(key)
+            if hit is not None:
+                _figures.move_to_end(key)
+                return hit
+    n_total = int(conn.execute("SELECT count(*) FROM search_chunks").fetchone()[0])
+    df, n_docs = load_df(conn)
+    idf_w = idf_from_df(df, n_docs)
+    idf_w.setflags(write=False)  # shared between searches
+    figures = _Figures(n_total, idf_w)
+    if key is not None:
+        with _figures_lock:
+            _figures[key] = figures
+            while len(_figures) > _FIGURES_KEPT:
+                _figures.popitem(last=False)
+    return figures
+
+
 def query_index(
     conn: sqlite3.Connection,
     query: str,
@@ -333,7 +384,7 @@ def query_index(
         return []
     cands = candidates(conn, query, embedder)
     cal = calibration_for(str(embedder.id) if embedder is not None else "hashing")
-    hits: list[dict[str, Any]] = []
+    scored: list[tuple[float, Candidate]] = []
     for c in cands:
         score = (
             1.0
@@ -351,11 +402,15 @@ def query_index(
         )
         if score < MIN_SCORE and c.lexical_rank == 0:
             continue  # a model neighbour sharing no word with the query, and far
+        scored.append((round(score, 6), c))
+    scored.sort(key=lambda sc: (-sc[0], sc[1].path, sc[1].start_line))
+    hits: list[dict[str, Any]] = []
+    for score, c in scored[:limit]:  # snippets of the hits returned only
         hit = {
             "path": c.path,
             "startLine": c.start_line,
             "endLine": c.end_line,
-            "score": round(score, 6),
+            "score": score,
             "snippet": _snippet(c.text),
             "source": "memory",
         }
@@ -366,8 +421,7 @@ def query_index(
             if c.dense is not None:
                 hit["dense"] = round(c.dense, 6)
         hits.append(hit)
-    hits.sort(key=lambda h: (-h["score"], h["path"], h["startLine"]))
-    return hits[:limit]
+    return hits
 
 
 def _snippet(text: str) -> str:
