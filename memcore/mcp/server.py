@@ -18,7 +18,7 @@ import os
 import re
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
-from typing import Annotated, Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, ParamSpec, TypeVar
 
 from pydantic import Field
 
@@ -28,6 +28,9 @@ from memcore.workspace import safe_read
 from memcore.workspace.clock import utcnow
 from memcore.workspace.core import Workspace
 from memcore.workspace.jsonkeys import camel_keys
+
+if TYPE_CHECKING:
+    from memcore.search.connections import IndexPool
 
 MAX_LINES = 500
 DEFAULT_LINES = 200
@@ -212,8 +215,10 @@ ORIGIN_HELP = (
 )
 
 
-def build_server(ws: Workspace) -> Any:
-    """The MCPServer with memcore's tools bound to ``ws``."""
+def build_server(ws: Workspace, pool: IndexPool | None = None) -> Any:
+    """The MCPServer with memcore's tools bound to ``ws``; a long-lived server passes a
+    ``pool`` (its index connection and the watch of the workspace's folders kept between
+    searches; the caller closes it)."""
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
 
@@ -257,7 +262,7 @@ def build_server(ws: Workspace) -> Any:
             raise ToolError("limit must be from 1 to 100")
         if origin not in ORIGINS:
             raise ToolError(f"origin must be one of {', '.join(ORIGINS)}")
-        res = guarded(search, ws, query, limit=limit, now=utcnow(), origin=origin)
+        res = guarded(search, ws, query, limit=limit, now=utcnow(), origin=origin, pool=pool)
         out = res.to_json()
         out["recorded"] = res.recorded
         if res.record_error:

@@ -146,8 +146,10 @@ def run_stdio(ws: Workspace) -> None:
     def load() -> None:
         try:
             from memcore.mcp.server import build_server
+            from memcore.search.connections import IndexPool
 
-            built["server"] = build_server(ws)
+            built["pool"] = IndexPool()  # kept between searches, closed at the end
+            built["server"] = build_server(ws, built["pool"])
         except BaseException as exc:  # re-raised in the main thread
             built["error"] = exc
 
@@ -181,6 +183,7 @@ def run_stdio(ws: Workspace) -> None:
     try:
         built["server"].run("stdio")
     finally:
+        built["pool"].close()
         with contextlib.suppress(OSError, ValueError):
             sys.stdout.flush()
         _write_all(1, end)  # after everything the SDK wrote
