@@ -136,3 +136,33 @@ def test_nearest_over_the_mirror_equals_the_per_entry_nearest(ws: Workspace, see
                 assert limit == 5 or len(want) > 100, "most entries are still short of the gates"
     finally:
         conn.close()
+
+
+@pytest.mark.parametrize("seed", [8, 9])
+def test_a_preview_lists_the_nearest_entries_unless_every_open_entry_passes(
+    ws: Workspace, seed: int
+) -> None:
+    """The preview's ``nearest`` is the status's answer for its gates: empty when every open
+    entry is a candidate (that is not scored twice), the nearest ones otherwise."""
+    from memcore.promotion.promote import preview
+    from memcore.promotion.status import nearest_candidates
+
+    entries = _store(seed, 300)
+    for e in entries.values():
+        e["recallCount"] = max(1, e["recallCount"])  # an entry without recalls is never near
+        e["totalScore"] = e["recallCount"] * max(0.6, e["maxScore"])  # above min_relevance
+    write_store(ws, Store(entries=entries), NOW)
+    seen = []
+    for score, count, queries in ((0.0, 0, 0), (0.0, 1, 0), (0.5, 2, 1), (0.8, 5, 3)):
+        for include_promoted in (False, True):
+            res = preview(
+                ws,
+                now=NOW,
+                min_score=score,
+                min_recall_count=count,
+                min_unique_queries=queries,
+                include_promoted=include_promoted,
+            )
+            assert res.nearest == nearest_candidates(ws, NOW, res.thresholds, 3)
+            seen.append(bool(res.nearest))
+    assert seen[:2] == [False, False] and True in seen, "all pass at zero gates, not at others"

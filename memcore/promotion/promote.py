@@ -183,8 +183,11 @@ def preview(
     excl = ranking.exclusions
     by_reason = {k: v for k, v in excl.items() if k != "total" and v}
     considered = excl["total"] - excl["promoted"]
+    # No open entry failed a gate: every one is a candidate, so none is near (and scoring
+    # them all again to find that out costs as much as the ranking).
+    gated = any(excl[g] for g in ("recallCount", "uniqueQueries", "relevance", "score"))
     return PromoteResult(
-        nearest=nearest_candidates(ws, now, th, 3),
+        nearest=nearest_candidates(ws, now, th, 3) if gated else [],
         ws=ws,
         thresholds=th,
         limit=lim,

@@ -25,6 +25,7 @@ import numpy as np
 
 from memcore.recall.mirror import epoch_us
 from memcore.recall.scoring import _DAY_S, Candidate, Thresholds, frequency
+from memcore.workspace.gcpause import no_gc
 
 _COLUMNS = (
     "SELECT rowid, recall_count, total_score, n_queries, last_us, eligible,"
@@ -69,7 +70,8 @@ def rank_mirror(
     if snapshot:  # both queries read one state of the mirror, whoever writes meanwhile
         conn.execute("BEGIN")
     try:
-        return _rank(conn, now, th.sanitized(), limit, include_promoted)
+        with no_gc():  # 100,000 candidates: the collector rescanning them was most of it
+            return _rank(conn, now, th.sanitized(), limit, include_promoted)
     finally:
         conn.row_factory = factory
         if snapshot and conn.in_transaction:
@@ -141,8 +143,7 @@ def _rank(
     else:
         by_rowid = _details(conn, [rowids[i] for i in rows_at])
         picked = [by_rowid[rowids[i]] for i in rows_at]
-    cands = [_candidate(d, counts[j], j, comps) for d, j in zip(picked, positions, strict=True)]
-    return Ranking(cands, exclusions, passing)
+    return Ranking(_candidates(picked, positions, counts, comps), exclusions, passing)
 
 
 def _frequencies(counts: np.ndarray) -> np.ndarray:
@@ -199,7 +200,8 @@ def nearest_mirror(
     factory = conn.row_factory
     conn.row_factory = None
     try:
-        rows = conn.execute(_OPEN).fetchall()
+        with no_gc():
+            rows = conn.execute(_OPEN).fetchall()
     finally:
         conn.row_factory = factory
     if not rows or limit <= 0:
@@ -275,31 +277,33 @@ def _sorted_near(
     return [t[-1] for t in keyed]
 
 
-def _candidate(d: tuple[Any, ...], count: int, j: int, comps: list[list[float]]) -> Candidate:
+def _candidates(
+    picked: list[tuple[Any, ...]], positions: list[int], counts: list[int], comps: list[list[float]]
+) -> list[Candidate]:
+    """The Candidate of each detail row, its scores at ``positions`` in ``comps`` (one
+    comprehension with positional fields: 100,000 of them are most of a full ranking)."""
     freq, rel, div, rec, raw, score, age = comps
-    return Candidate(
-        key=d[0],
-        path=d[1],
-        start_line=int(d[2]),
-        end_line=int(d[3]),
-        snippet=d[4] or "",
-        recall_count=int(count),
-        avg_score=rel[j],
-        max_score=float(d[5] or 0.0),
-        unique_queries=int(d[9]),
-        first_recalled_at=d[6] or "",
-        last_recalled_at=d[7] or "",
-        age_days=age[j],
-        score=score[j],
-        raw_score=raw[j],
-        components={
-            "frequency": freq[j],
-            "relevance": rel[j],
-            "diversity": div[j],
-            "recency": rec[j],
-        },
-        promoted_at=d[8],
-    )
+    return [
+        Candidate(
+            d[0],  # key
+            d[1],  # path
+            int(d[2]),  # start_line
+            int(d[3]),  # end_line
+            d[4] or "",  # snippet
+            int(counts[j]),  # recall_count
+            rel[j],  # avg_score
+            float(d[5] or 0.0),  # max_score
+            int(d[9]),  # unique_queries
+            d[6] or "",  # first_recalled_at
+            d[7] or "",  # last_recalled_at
+            age[j],  # age_days
+            score[j],  # score
+            raw[j],  # raw_score
+            {"frequency": freq[j], "relevance": rel[j], "diversity": div[j], "recency": rec[j]},
+            d[8],  # promoted_at
+        )
+        for d, j in zip(picked, positions, strict=True)
+    ]
 
 
 def _details(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, Any]:

@@ -12,12 +12,10 @@ Recording never waits for the workspace lock: a search's hits go to the recall l
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import logging
 import os
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -43,6 +41,7 @@ from memcore.recall.mirror import Stat
 from memcore.workspace import db
 from memcore.workspace.clock import iso_ms, utcnow
 from memcore.workspace.core import Workspace, atomic_write_bytes, read_regular_bytes
+from memcore.workspace.gcpause import no_gc as _no_gc
 
 log = logging.getLogger(__name__)
 
@@ -138,19 +137,6 @@ def _parse(
     if not isinstance(doc, dict) or not isinstance(doc.get("entries", {}), dict):
         return _bad(path, now, set_aside, "does not have the shape {version, updatedAt, entries}")
     return doc, None
-
-
-@contextlib.contextmanager
-def _no_gc() -> Iterator[None]:
-    """Pause the cyclic garbage collector while building large acyclic structures (it would
-    otherwise rescan them again and again: half the parse time of a 100k-entry store)."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 def read_store(
