@@ -414,7 +414,7 @@ def _watched_scan(
     ws: Workspace, cap: int, watch: ScanWatch | None
 ) -> tuple[dict[str, tuple[str, os.stat_result]], list[tuple[str, str]]]:
     """:func:`_scan`, or the last one ``watch`` kept for the workspace (treated read-only)."""
-    if watch is None or not watch.available:
+    if watch is None:
         return _scan(ws, cap)
     extra = indexed_files(ws)
     name, key = str(ws.root), (cap, tuple(extra))
@@ -422,6 +422,8 @@ def _watched_scan(
     if kept is not None:
         return kept  # type: ignore[no-any-return]
     generation = watch.begin(name)
+    if generation < 0:  # no inotify here (or the pool was closed): scan every time
+        return _scan(ws, cap, extra=extra)
     spots = ScanSpots()
     scanned = _scan(ws, cap, spots, extra)
     if spots.plain:

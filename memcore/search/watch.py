@@ -91,23 +91,36 @@ class ScanWatch:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._lib = _libc()
+        self._lib: Any = None
         self._fd = -1
-        if self._lib is not None:
-            fd = self._lib.inotify_init1(IN_NONBLOCK | IN_CLOEXEC)
-            self._fd = fd if fd >= 0 else -1
+        self._state = "new"  # "open" once the instance is made on first use, "closed"
         self._entries: dict[str, _Entry] = {}
         self._owners: dict[int, set[str]] = {}  # watch descriptor -> workspaces
         self.kept_scans = 0  # updates served by a kept scan (tests and benchmarks)
 
+    def _open(self) -> None:
+        """Make the inotify instance on first use (a pool that never searches holds none;
+        instances are limited per user). Called with the lock held."""
+        if self._state != "new":
+            return
+        self._state = "open"
+        self._lib = _libc()
+        if self._lib is not None:
+            fd = int(self._lib.inotify_init1(IN_NONBLOCK | IN_CLOEXEC))
+            self._fd = fd if fd >= 0 else -1
+
     @property
     def available(self) -> bool:
-        return self._fd >= 0
+        """Whether scans can be kept (inotify works here and :meth:`close` was not called)."""
+        with self._lock:
+            self._open()
+            return self._fd >= 0
 
     def kept(self, name: str, key: Any) -> Any:
         """The scan kept for workspace ``name`` when nothing it walked changed since and it
         was made under the same ``key``; None (scan again) otherwise."""
         with self._lock:
+            self._open()
             if self._fd < 0:
                 return None
             self._drain()
@@ -120,6 +133,7 @@ class ScanWatch:
     def begin(self, name: str) -> int:
         """Before a scan of ``name``: the generation :meth:`keep` compares against."""
         with self._lock:
+            self._open()
             if self._fd < 0:
                 return -1
             self._drain()
@@ -205,6 +219,7 @@ class ScanWatch:
     def close(self) -> None:
         with self._lock:
             fd, self._fd = self._fd, -1
+            self._state = "closed"
             self._entries.clear()
             self._owners.clear()
         if fd >= 0:
