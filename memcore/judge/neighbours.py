@@ -219,16 +219,17 @@ class _Dots:
 
     def __init__(self, vecs: np.ndarray) -> None:
         self.vecs = vecs
-        n = int(vecs.shape[0])
-        self.counts = np.count_nonzero(vecs, axis=1)
-        self.dense = bool(self.counts.mean() > 0.25 * vecs.shape[1])
+        n, dim = (int(x) for x in vecs.shape)
+        self.dense = bool(np.count_nonzero(vecs) > 0.25 * dim * n)
         if self.dense:
             return
+        flat = np.flatnonzero(vecs)  # row-major: the order of np.nonzero's (rows, cols)
+        self.rows, cols = np.divmod(flat, dim)
+        self.vals = vecs.reshape(-1)[flat]
+        self.cols = cols.astype(np.int32)
+        self.counts = np.bincount(self.rows, minlength=n)
         self.indptr = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(self.counts, out=self.indptr[1:])
-        self.rows, cols = np.nonzero(vecs)
-        self.vals = vecs[self.rows, cols]
-        self.cols = cols.astype(np.int32)
 
     def __call__(self, ii: np.ndarray, jj: np.ndarray) -> np.ndarray:
         vecs = self.vecs
@@ -241,6 +242,8 @@ class _Dots:
                 )
             return out
         counts, indptr, cols, vals = self.counts, self.indptr, self.cols, self.vals
+        dim = int(vecs.shape[1])
+        flatv = vecs.reshape(-1)
         order = np.argsort(ii, kind="stable")
         si, sj = ii[order], jj[order]
         res = np.zeros(len(ii), dtype=np.float32)
@@ -248,18 +251,16 @@ class _Dots:
             lo, hi = np.searchsorted(si, [s, s + _BLOCK])
             if lo == hi:
                 continue
-            bi, bj = si[lo:hi] - s, sj[lo:hi]
+            bi, bj = si[lo:hi], sj[lo:hi]
             lens = counts[bj]
             total = int(lens.sum())
             if total == 0:
                 continue
+            # the non-zeros of each bj row, one after the other: position p of pair x is
+            # indptr[bj[x]] + (p - where pair x starts)
+            pos = np.arange(total) + np.repeat(indptr[bj] - (np.cumsum(lens) - lens), lens)
             pair = np.repeat(np.arange(hi - lo), lens)
-            pos = (
-                np.arange(total)
-                - np.repeat(np.cumsum(lens) - lens, lens)
-                + np.repeat(indptr[bj], lens)
-            )
-            prod = vecs[s : s + _BLOCK][bi[pair], cols[pos]] * vals[pos]
+            prod = flatv[np.repeat(bi * dim, lens) + cols[pos]] * vals[pos]
             res[lo:hi] = np.bincount(pair, weights=prod, minlength=hi - lo)
         out[order] = res
         return out
