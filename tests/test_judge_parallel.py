@@ -3,8 +3,11 @@ forked workers (Linux)."""
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import sys
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -142,3 +145,34 @@ def test_candidates_with_the_analysis_in_workers_are_the_same(
     here = candidates(views, vecs, Analyzer.for_texts(texts))
     assert forked == here
     assert {c.source for c in here} >= {"knn", "token", "knn+token"}
+
+
+def _hang_in_worker(x: int) -> int:
+    if os.getpid() != _PARENT:
+        time.sleep(3600)  # a worker that never answers and uses no CPU (a lock it waits for)
+    return x + 7
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fork workers: Linux only")
+def test_a_hung_worker_is_stopped_and_its_share_done_here() -> None:
+    out = parallel.split_map(_hang_in_worker, range(3000), workers=2, min_items=100, patience=0.5)
+    assert out == [x + 7 for x in range(3000)]
+    wait = parallel.map_soon(_hang_in_worker, range(3000), workers=2, min_items=100, patience=0.5)
+    assert wait() == [x + 7 for x in range(3000)]
+    # the pools' threads are gone with their workers
+    assert threading.active_count() == 1, threading.enumerate()
+    assert multiprocessing.active_children() == []  # and the hung workers were reaped
+
+
+def test_no_fork_while_another_thread_runs() -> None:
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait, name="test-other")
+    other.start()
+    try:
+        out = parallel.split_map(_square_and_pid, range(3000), workers=2, min_items=100)
+        soon = parallel.map_soon(_square_and_pid, range(3000), workers=2, min_items=100)()
+    finally:
+        stop.set()
+        other.join()
+    assert {pid for _, pid in out + soon} == {os.getpid()}
+    assert [sq for sq, _ in out] == [sq for sq, _ in soon] == [x * x for x in range(3000)]

@@ -13,10 +13,15 @@ the results), and puts the results back in order.
 caller can do something else meanwhile (the candidate search ranks neighbours in numpy while
 the workers analyse the entries); calling what it returns waits for the results.
 
-Only on Linux with the ``fork`` start method, only for lists of at least ``min_items``, and
-never inside a worker. ``MEMCORE_WORKERS`` (an integer, 1 = no workers) overrides the number
-of processes (default: the CPUs this process may use, at most 4). A worker that fails makes
-the whole call run here instead (the result is the same, only slower).
+Only on Linux with the ``fork`` start method, only for lists of at least ``min_items``, never
+inside a worker, and never while this process runs another thread (but the idle threads of a
+pool that only works while its caller waits, :data:`_WAITING_POOLS`): a thread may hold a
+lock (an import, a log handler, a buffer) at the moment of the fork, and the child would wait
+for it forever; so in a threaded host (the gateway) the work runs here. ``MEMCORE_WORKERS`` (an
+integer, 1 = no workers) overrides the number of processes (default: the CPUs this process
+may use, at most 4). A worker that fails, or that makes no progress (no CPU time) for
+``patience`` seconds, is stopped and its share done here instead (the result is the same,
+only slower).
 """
 
 from __future__ import annotations
@@ -24,6 +29,8 @@ from __future__ import annotations
 import multiprocessing
 import os
 import sys
+import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import TypeVar
@@ -32,6 +39,9 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 MAX_WORKERS = 4
+#: Seconds a worker may go without using any CPU, while its share is awaited, before it is
+#: taken for hung (a slow worker on a busy machine still gets some CPU time).
+PATIENCE = 30.0
 _in_worker = False
 _job: tuple[Callable[[object], object], Sequence[object]] | None = None
 
@@ -66,9 +76,22 @@ def _can_fork(n: int, workers: int, min_items: int) -> bool:
         or n < min_items
         or _in_worker
         or _job is not None
+        or _other_threads()
         or not sys.platform.startswith("linux")
         or "fork" not in multiprocessing.get_all_start_methods()
     )
+
+
+#: Thread-name prefixes of pools whose threads run only inside a call their caller waits for
+#: (the use-m3 embedder's): when no other thread exists, they are idle, holding no lock.
+_WAITING_POOLS = ("use-m3",)
+
+
+def _other_threads() -> bool:
+    """Whether another thread of this process may be running (and hold a lock a forked
+    child would wait for forever: a fork copies the locks, not the threads)."""
+    me = threading.current_thread()
+    return any(t is not me and not t.name.startswith(_WAITING_POOLS) for t in threading.enumerate())
 
 
 def _shares(n: int, parts: int) -> list[tuple[int, int]]:
@@ -89,16 +112,66 @@ def _start(
     return pool, [pool.submit(_run_share, b) for b in bounds]
 
 
+class _Hung(Exception):
+    """No worker of the pool used any CPU time for the patience allowed."""
+
+
+def _workers_cpu(pool: ProcessPoolExecutor) -> float:
+    """CPU seconds used so far by the pool's live worker processes."""
+    import psutil  # imported here: only a long wait needs it
+
+    total = 0.0
+    for proc in list((pool._processes or {}).values()):  # the pool's own workers
+        try:
+            t = psutil.Process(proc.pid).cpu_times()
+        except (psutil.Error, ValueError):
+            continue  # gone: the pool notices and fails the share
+        total += t.user + t.system
+    return total
+
+
+def _result(fut: Future[list[object]], pool: ProcessPoolExecutor, patience: float) -> list[object]:
+    """``fut.result()``, or :class:`_Hung` when the workers use no CPU for ``patience`` s."""
+    last_cpu, since = -1.0, time.monotonic()
+    while True:
+        try:
+            return fut.result(timeout=min(1.0, patience))
+        except TimeoutError:
+            pass
+        cpu, now = _workers_cpu(pool), time.monotonic()
+        if cpu != last_cpu:
+            last_cpu, since = cpu, now
+        elif now - since >= patience:
+            raise _Hung
+
+
+def _stop(pool: ProcessPoolExecutor) -> None:
+    """Kill the pool's workers (hung ones included): their shares fail and are done here."""
+    for proc in list((pool._processes or {}).values()):
+        proc.kill()
+    pool.shutdown(wait=True, cancel_futures=True)
+
+
 def _collect(
     fn: Callable[[T], R],
     items: Sequence[T],
     bounds: list[tuple[int, int]],
     futures: list[Future[list[object]]],
+    pool: ProcessPoolExecutor,
+    patience: float,
 ) -> list[R]:
     out: list[object] = []
+    stopped = False
     for (lo, hi), fut in zip(bounds, futures, strict=True):
         try:
-            out.extend(fut.result())
+            if stopped and not fut.done():
+                raise _Hung
+            out.extend(_result(fut, pool, patience))
+        except _Hung:  # no worker made progress: stop them all, do the share here
+            if not stopped:
+                _stop(pool)
+                stopped = True
+            out.extend(fn(x) for x in items[lo:hi])
         except Exception:  # a worker died or could not send: its share is done here
             out.extend(fn(x) for x in items[lo:hi])
     return out  # type: ignore[return-value]
@@ -110,9 +183,11 @@ def split_map(
     *,
     workers: int | None = None,
     min_items: int = 2000,
+    patience: float = PATIENCE,
 ) -> list[R]:
     """``[fn(x) for x in items]``, computed in ``workers`` processes when the list is long
-    (see the module docstring). ``fn`` must be pure: a worker's side effects are lost."""
+    (see the module docstring). ``fn`` must be pure: a worker's side effects are lost.
+    ``patience``: seconds without CPU progress after which the workers are taken for hung."""
     global _job
     n = len(items)
     workers = default_workers() if workers is None else workers
@@ -125,7 +200,7 @@ def split_map(
         pool, futures = _start(fn, items, bounds[1:])
         with pool:
             here = [fn(x) for x in items[bounds[0][0] : bounds[0][1]]]
-            rest = _collect(fn, items, bounds[1:], futures)
+            rest = _collect(fn, items, bounds[1:], futures, pool, patience)
     finally:
         _job = None
     return here + rest
@@ -137,11 +212,13 @@ def map_soon(
     *,
     workers: int | None = None,
     min_items: int = 2000,
+    patience: float = PATIENCE,
 ) -> Callable[[], list[R]]:
     """``[fn(x) for x in items]`` started now in forked workers (by default one fewer than
     :func:`default_workers`), while the caller goes on; the function returned
     waits and gives the list, in order. Where :func:`split_map` would not fork, the work is
-    done here when that function is called. ``fn`` must be pure."""
+    done here when that function is called. ``fn`` must be pure; ``patience`` as for
+    :func:`split_map`."""
     global _job
     n = len(items)
     workers = default_workers() - 1 if workers is None else workers  # 0: all here
@@ -158,6 +235,6 @@ def map_soon(
 
     def wait() -> list[R]:
         with pool:
-            return _collect(fn, items, bounds, futures)
+            return _collect(fn, items, bounds, futures, pool, patience)
 
     return wait
