@@ -176,3 +176,19 @@ def test_no_fork_while_another_thread_runs() -> None:
         other.join()
     assert {pid for _, pid in out + soon} == {os.getpid()}
     assert [sq for sq, _ in out] == [sq for sq, _ in soon] == [x * x for x in range(3000)]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fork workers: Linux only")
+def test_analyses_in_flight_are_not_started_twice(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMCORE_WORKERS", "2")
+    texts = [f"Service {i % 97} listens on port {1000 + i} in staging." for i in range(2400)]
+    an = Analyzer.for_texts(texts)
+    first = an.analyse_soon(texts)
+    workers = set(multiprocessing.active_children())
+    assert workers  # the analyses run in a forked worker
+    again = an.analyse_soon(texts[:500])  # all in flight already: nothing new is started
+    assert set(multiprocessing.active_children()) == workers
+    again()  # waits for the first batch
+    first()
+    fresh = Analyzer.for_texts(texts)
+    assert [an.analyse(t) for t in texts] == [fresh._analyse(t) for t in texts]

@@ -252,9 +252,14 @@ def _judge_steps(
     analyses = AnalysisCache(conn) if conn is not None and write_cache else None
     if analyses is not None:
         analyses.load(analyzer, texts)  # unchanged entries are not analysed again
-    emb, vecs = _embed(texts, settings, conn, write_cache, progress)
-    plan.backend = emb.id
-    cands = _candidates(views, vecs, analyzer, emb, conn if write_cache else None)
+    # the other entries are analysed in worker processes while they are embedded and searched
+    analysed = analyzer.analyse_soon(texts)
+    try:
+        emb, vecs = _embed(texts, settings, conn, write_cache, progress)
+        plan.backend = emb.id
+        cands = _candidates(views, vecs, analyzer, emb, conn if write_cache else None)
+    finally:
+        analysed()
     plan.candidates = len(cands)
     judge = judging.make_judge(plan.ws, settings, emb, analyzer, texts, vecs)
     plan.judge = judge.judge_id

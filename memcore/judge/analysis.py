@@ -31,6 +31,7 @@ Everything is a pure function of the text and the analyzer's tables; results are
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -438,6 +439,9 @@ class Analyzer:
     aliases: AliasTable = field(default_factory=AliasTable.builtin)
     names: frozenset[str] = frozenset()
     _cache: dict[str, Analysis] = field(default_factory=dict, repr=False)
+    # analyses started by analyse_soon and not collected yet: text -> the call that waits
+    _soon: dict[str, Callable[[], None]] = field(default_factory=dict, repr=False, compare=False)
+    _pid: int = field(default_factory=os.getpid, repr=False, compare=False)
 
     @classmethod
     def for_texts(cls, texts: Iterable[str]) -> Analyzer:
@@ -469,22 +473,41 @@ class Analyzer:
         from memcore.judge.parallel import split_map
 
         texts = list(texts)
+        self._collect(texts)
         todo = [t for t in dict.fromkeys(texts) if t not in self._cache]
         if todo:
             self.preload(dict(zip(todo, split_map(self._analyse, todo), strict=True)))
         return [self.analyse(t) for t in texts]
 
     def analyse_soon(self, texts: Iterable[str]) -> Callable[[], None]:
-        """Start the analyses of ``texts`` not cached yet in forked workers and return at once
-        (:func:`memcore.judge.parallel.map_soon`); calling the function returned waits and
-        caches them. The caller meanwhile does work that needs no analysis."""
+        """Start the analyses of ``texts`` not cached (nor started) yet in forked workers and
+        return at once (:func:`memcore.judge.parallel.map_soon`); calling the function
+        returned waits and caches them (those an earlier call started too). The caller
+        meanwhile does work that needs no analysis."""
         from memcore.judge.parallel import map_soon
 
-        todo = [t for t in dict.fromkeys(texts) if t not in self._cache]
-        if not todo:
-            return lambda: None
-        results = map_soon(self._analyse, todo)
-        return lambda: self.preload(dict(zip(todo, results(), strict=True)))
+        texts = list(texts)
+        todo = [t for t in dict.fromkeys(texts) if t not in self._cache and t not in self._soon]
+        if todo:
+            results = map_soon(self._analyse, todo)
+            done: list[bool] = []
+
+            def collect() -> None:
+                if not done:
+                    done.append(True)
+                    self.preload(dict(zip(todo, results(), strict=True)))
+                for t in todo:
+                    self._soon.pop(t, None)
+
+            self._soon.update(dict.fromkeys(todo, collect))
+        return lambda: self._collect(texts)
+
+    def _collect(self, texts: Iterable[str]) -> None:
+        """Wait for the analyses of ``texts`` that :meth:`analyse_soon` started (in the
+        process that started them: a forked worker never waits for its parent's pool)."""
+        if self._soon and os.getpid() == self._pid:
+            for wait in {id(w): w for t in texts if (w := self._soon.get(t))}.values():
+                wait()
 
     def analyse(self, text: str) -> Analysis:
         hit = self._cache.get(text)
