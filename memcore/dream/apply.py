@@ -153,13 +153,16 @@ def apply_ops(
     promote_fn: PromoteFn | None = None,
     trigger: str = "command",
     check: Callable[[str, str], None] | None = None,
+    parsed: Document | None = None,
 ) -> Applied:
     """Apply ``ops`` (caller holds the lock) as one write-ahead run; return what happened.
 
     ``promote_fn`` plans the promote step first; the entries it appends are journaled as
     ``add`` changes and the recall keys it marks as ``recall`` changes (step ``promote``,
     ``promotedAt`` before and after in the metadata columns, not ledger metadata).
-    ``check(before, after)`` may refuse the run (raise) before anything is written."""
+    ``check(before, after)`` may refuse the run (raise) before anything is written.
+    ``parsed``: the parse the ops were planned on, used as it is when MEMORY.md (after the
+    promote step, if any) is still its text (parsing a large MEMORY.md again costs time)."""
     source = ledger.read_memory(ws)
     if expected_sha1 is not None and content_hash(source) != expected_sha1:
         raise StalePlan(
@@ -175,7 +178,7 @@ def apply_ops(
         promoted = prep.plan.promoted
         changes.extend(prep.plan.changes)
         work_source = prep.plan.text
-    doc = parse(work_source)
+    doc = parsed if parsed is not None and parsed.source == work_source else parse(work_source)
     index = {e.id: i for i, e in enumerate(doc.entries)}
 
     def find(entry_id: str, raw: str) -> int:

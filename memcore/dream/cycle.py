@@ -225,6 +225,7 @@ def apply_plan(
             promote_fn=promote_fn,
             trigger=trigger,
             check=lambda before, after: check_growth(before, after, budget),
+            parsed=plan.doc,
         )
         _added, overflow = review_mod.queue(conn, queue, run_id, now, limit=REVIEW_LIMIT)
         waiting = review_mod.pending_count(conn)
