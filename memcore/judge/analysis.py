@@ -273,6 +273,7 @@ _CJK_UNIT_RE = re.compile(
 _SENTENCE_END = {".", ";", ":", "!", "?"}
 _SLOT_WORDS = wordset("port version level sdk api node python go rust java ruby release v")
 _NOT_NOUNS = wordset("now today again instead directly already yet anymore then later ago")
+_STOP_NOT_NOUNS = STOP | _NOT_NOUNS
 _PERIODS = wordset("second minute hour day week month year")
 _MIXED_CASE_WORDS = wordset("ios macos ipados watchos tvos iphone ipad")
 
@@ -595,7 +596,7 @@ class Analyzer:
                 prev = next(
                     (t for t in reversed(seq[-3:]) if t[:1].isalpha() and t not in STOP), ""
                 )
-                noun = re.fullmatch(r"[^\W\d_]+", nxt) and nxt not in STOP | _NOT_NOUNS
+                noun = re.fullmatch(r"[^\W\d_]+", nxt) and nxt not in _STOP_NOT_NOUNS
                 if not unit and noun and prev not in _SLOT_WORDS:
                     unit = "#" + _canon_word(nxt)
                 if not unit and prev:

@@ -13,7 +13,9 @@ from both analyses for every pair. :class:`Features` holds them, built lazily an
 * ``token_prefixes`` / ``content_prefixes``: the first five letters of the plain (non-value)
   tokens of at least five letters: two words "close" in the judge's sense (one word in two
   forms: equal, or the same first five letters) meet there;
-* ``qualifier_kinds``: the qualifiers grouped by kind.
+* ``qualifier_kinds``: the qualifiers grouped by kind;
+* ``content_keys``: ``content_order`` with each token's prefix (None when it has none), and
+  ``value_tokens``: the token of each value (``<kind:norm>``), as the comparison spells them.
 
 Nothing here decides anything; every test is the same test the comparison made before.
 """
@@ -73,19 +75,29 @@ class Features:
     content_order: tuple[str, ...]  # the content tokens in the order a set of them iterates
     content_prefixes: frozenset[str]
     qualifier_kinds: dict[str, frozenset[str]]
+    content_keys: tuple[tuple[str, str | None], ...]
+    value_tokens: tuple[str, ...]
 
     @classmethod
     def of(cls, an: Analysis) -> Features:
         kinds: dict[str, set[str]] = {}
         for k, v in an.qualifiers:
             kinds.setdefault(k, set()).add(v)
+        order = tuple(set(an.content))
         return cls(
             squashed=squash(an.text),
             value_keys=frozenset((v.kind, v.norm) for v in an.values),
             token_set=frozenset(an.tokens),
             token_prefixes=prefixes(an.tokens),
             content_set=frozenset(an.content),
-            content_order=tuple(set(an.content)),
+            content_order=order,
             content_prefixes=prefixes(an.content),
             qualifier_kinds={k: frozenset(v) for k, v in kinds.items()},
+            content_keys=tuple((t, _key(t)) for t in order),
+            value_tokens=tuple(f"<{v.kind}:{v.norm}>" for v in an.values),
         )
+
+
+def _key(t: str) -> str | None:
+    """The prefix :func:`close_to_any` looks a token up by, or None (a value, a short word)."""
+    return t[:PREFIX] if len(t) >= PREFIX and not t.startswith("<") else None

@@ -43,7 +43,7 @@ from memcore.judge import slots
 from memcore.judge.aliases import words, wordset
 from memcore.judge.analysis import WEAK_KINDS, Analysis, Analyzer, Value, stem
 from memcore.judge.analysis import canon_word as _canon_stem
-from memcore.judge.features import close_to_any, squash_value
+from memcore.judge.features import squash_value
 from memcore.judge.parallel import split_map
 from memcore.judge.protocol import Embeds, EntryView, Judgement, Pair, Verdict
 from memcore.judge.subject import name_covered, name_stems, names_disjoint, subjects_differ
@@ -141,21 +141,24 @@ def compare(a: Analysis, b: Analysis, sim: float | None = None) -> Comparison:
     c.vals_a = [v for v, cov in zip(a.values, cov_a, strict=True) if not cov]
     c.vals_b = [v for v, cov in zip(b.values, cov_b, strict=True) if not cov]
     c.shared_vals = len(a.values) - len(c.vals_a)
-    covered_tokens = {f"<{v.kind}:{v.norm}>" for v, cov in zip(a.values, cov_a, strict=True) if cov}
-    covered_tokens |= {
-        f"<{v.kind}:{v.norm}>" for v, cov in zip(b.values, cov_b, strict=True) if cov
-    }
+    covered_tokens = {t for t, cov in zip(fa.value_tokens, cov_a, strict=True) if cov}
+    covered_tokens |= {t for t, cov in zip(fb.value_tokens, cov_b, strict=True) if cov}
+    # close_to_any, inlined, with each token's prefix made once per entry (content_keys)
+    shared, only_a = c.shared, c.only_a
     tb, near_b = fb.content_set, fb.content_prefixes
-    for t in fa.content_order:
-        if t in covered_tokens or close_to_any(t, tb, near_b):
-            c.shared.add(t)
+    for t, key in fa.content_keys:
+        if t in covered_tokens or t in tb or (key is not None and key in near_b):
+            shared.add(t)
         else:
-            c.only_a.append(t)
+            only_a.append(t)
     ta, near_a = fa.content_set, fa.content_prefixes
     c.only_b = [
         t
-        for t in fb.content_order
-        if t not in c.shared and t not in covered_tokens and not close_to_any(t, ta, near_a)
+        for t, key in fb.content_keys
+        if t not in shared
+        and t not in covered_tokens
+        and t not in ta
+        and (key is None or key not in near_a)
     ]
     qa, qb = fa.qualifier_kinds, fb.qualifier_kinds
     if qa and qb:
