@@ -14,8 +14,8 @@ caller can do something else meanwhile (the candidate search ranks neighbours in
 the workers analyse the entries); calling what it returns waits for the results.
 
 Only on Linux with the ``fork`` start method, only for lists of at least ``min_items``, never
-inside a worker, and never while this process runs another thread (but the idle threads of a
-pool that only works while its caller waits, :data:`_WAITING_POOLS`): a thread may hold a
+inside a worker, and never while this process runs another thread (but memcore's own service
+threads that hold nothing a worker needs, :data:`_WAITING_POOLS`): a thread may hold a
 lock (an import, a log handler, a buffer) at the moment of the fork, and the child would wait
 for it forever; so in a threaded host (the gateway) the work runs here. ``MEMCORE_WORKERS`` (an
 integer, 1 = no workers) overrides the number of processes (default: the CPUs this process
@@ -82,9 +82,11 @@ def _can_fork(n: int, workers: int, min_items: int) -> bool:
     )
 
 
-#: Thread-name prefixes of pools whose threads run only inside a call their caller waits for
-#: (the use-m3 embedder's): when no other thread exists, they are idle, holding no lock.
-_WAITING_POOLS = ("use-m3",)
+#: Thread-name prefixes of memcore's own service threads a forked worker cannot wait on: the
+#: use-m3 embedder's pool (its threads run only inside a call their caller waits for, so
+#: they are idle here) and the recall writer (it holds only its own condition and SQLite
+#: connections, which a worker never touches).
+_WAITING_POOLS = ("use-m3", "memcore-recall-writer")
 
 
 def _other_threads() -> bool:
