@@ -156,13 +156,14 @@ def _hang_in_worker(x: int) -> int:
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fork workers: Linux only")
 def test_a_hung_worker_is_stopped_and_its_share_done_here() -> None:
     threads = set(threading.enumerate())  # (other tests may have left service threads)
+    children = set(multiprocessing.active_children())
     out = parallel.split_map(_hang_in_worker, range(3000), workers=2, min_items=100, patience=0.5)
     assert out == [x + 7 for x in range(3000)]
     wait = parallel.map_soon(_hang_in_worker, range(3000), workers=2, min_items=100, patience=0.5)
     assert wait() == [x + 7 for x in range(3000)]
     # the pools' threads are gone with their workers
     assert set(threading.enumerate()) <= threads
-    assert multiprocessing.active_children() == []  # and the hung workers were reaped
+    assert set(multiprocessing.active_children()) <= children  # the hung workers were reaped
 
 
 def test_no_fork_while_another_thread_runs() -> None:
