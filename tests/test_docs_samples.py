@@ -12,9 +12,8 @@ The convention (docs/architecture.md repeats it for contributors):
   is the current directory, as ``cp -r examples/workspace /tmp/demo && cd /tmp/demo`` would
   make it: the copy's real path is shown as ``/tmp/demo`` (and the project id derived from the
   path as the one of ``/tmp/demo``). Run ids and ISO timestamps compare equal whatever their
-  value (see ``TIMESTAMP``). Nothing else is normalised: memcore has no clock override, so the
-  samples are chosen among outputs that do not depend on today's date (promotion scores do:
-  recency decays).
+  value (see ``TIMESTAMP``). Nothing else is normalised. The samples run at one fixed moment
+  (``MEMCORE_NOW``, see ``SAMPLE_NOW``), because promotion scores decay with the date.
 - An output line that is only ``…`` stands for any number of lines: for the parts of an output
   that depend on the date. The rewrite below leaves a sample that still matches as it is.
 - A sample must exit 0, unless its output ends with an ``Error: …`` line; then it must exit
@@ -41,6 +40,9 @@ from tests.conftest import invoke
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "workspace"
 SHOWN_ROOT = "/tmp/demo"
+#: The samples' clock (``MEMCORE_NOW``): the scores of recalls decay with the date, so the pages
+#: show the outputs of one fixed moment, not of the day the suite runs.
+SAMPLE_NOW = "2026-12-01T21:00:00Z"
 FENCE = re.compile(r"^```console[ \t]*\n(.*?)^```[ \t]*$", re.S | re.M)
 EXIT_LINE = re.compile(r"^\(exit (\d+)\)$")
 #: An output line that is only this stands for any number of lines (output that depends on
@@ -164,7 +166,7 @@ def test_console_samples_print_what_the_page_shows(
     shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns("*.sqlite*", "*.lock"))
     monkeypatch.chdir(root)
     monkeypatch.delenv("MEMCORE_WORKSPACE", raising=False)
-    env = {"MEMCORE_USER_DIR": str(tmp_path / "user"), "COLUMNS": "80"}
+    env = {"MEMCORE_USER_DIR": str(tmp_path / "user"), "COLUMNS": "80", "MEMCORE_NOW": SAMPLE_NOW}
     text = doc.read_text(encoding="utf-8")
     update = os.environ.get("MEMCORE_UPDATE_DOCS") == "1"
     problems: list[str] = []
