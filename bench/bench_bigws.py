@@ -29,6 +29,9 @@ from datetime import date, timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+# The workspaces are made in this process: with this checkout's memcore, as the processes run
+# it (another version's mirror would make the first status rebuild every row).
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench_recall import WORDS, make_workspace, synthetic_entries
 
 ROOT = Path(__file__).resolve().parents[1]
