@@ -5,6 +5,7 @@ and the hit-score distribution on the example workspace.
     python bench/bench_search.py --quality [--split dev] [--backends hashing,minilm,use-m3]
     python bench/bench_search.py --quality --split PATH.jsonl [--workspace DIR]
     python bench/bench_search.py --distribution [--backends hashing,use-m3]
+    python bench/bench_search.py --second-model-cost [--sizes 300] [--queries 50]
 
 ``--quality`` prints recall@1/@5 and MRR per query kind and backend on the labelled set in
 bench/eval/search/ (``bench/search_quality.py``). The named splits are development data:
@@ -241,6 +242,66 @@ def measure(n_notes: int, n_queries: int) -> dict[str, float]:
         }
 
 
+def second_model_cost(n_notes: int, n_queries: int) -> None:
+    """What the second search model (MiniLM beside use-m3) costs, in CPU seconds of this
+    process (model threads included): the first index's model vectors with use-m3 alone, then
+    MiniLM's on top, then the median CPU of a search with and without it, alternating, on
+    the same index, over the bench's generated queries (most of them English sentences, the
+    queries it is asked about; the share is printed)."""
+    from search_quality import backend_env
+
+    from memcore.search.companion import asks_in_english, companion_for, sync_companion
+    from memcore.search.dense import sync_dense
+    from memcore.search.query import search_embedder
+
+    with tempfile.TemporaryDirectory() as tmp, backend_env("use-m3-alone"):
+        ws = build_workspace(Path(tmp) / "ws", n_notes)
+        emb = search_embedder(ws)
+        conn = open_index(ws)
+        update_index(conn, ws)
+        chunks = conn.execute("SELECT count(*) FROM search_chunks").fetchone()[0]
+        c0 = time.process_time()
+        pieces = sync_dense(conn, emb)
+        first_cpu = time.process_time() - c0
+        os.environ["MEMCORE_SECOND_MODEL"] = "auto"
+        second = companion_for(emb)
+        assert second is not None, "MiniLM is not installed"
+        c0 = time.process_time()
+        sync_companion(conn, second)
+        second_cpu = time.process_time() - c0
+        conn.close()
+        qs = queries(random.Random(11), n_queries)
+        cpu: dict[str, list[float]] = {"auto": [], "none": []}
+        for mode in ("auto", "none"):  # warm: model loads, the matrices read once
+            os.environ["MEMCORE_SECOND_MODEL"] = mode
+            search(ws, "warm up the search", record=False)
+        for q in qs:
+            for mode in ("auto", "none"):
+                os.environ["MEMCORE_SECOND_MODEL"] = mode
+                c0 = time.process_time()
+                search(ws, q, record=False)
+                cpu[mode].append(time.process_time() - c0)
+    print(
+        f"# second model cost, {n_notes} notes, {chunks} chunks ({pieces} use-m3 pieces),"
+        f" load average {os.getloadavg()[0]:.2f};"
+        f" {sum(map(asks_in_english, qs))} of {len(qs)} queries asked of MiniLM"
+    )
+    print("| figure | use-m3 alone | use-m3 + MiniLM |")
+    print("|---|---:|---:|")
+    print(
+        f"| model vectors of the first index, CPU s | {first_cpu:.1f} |"
+        f" {first_cpu + second_cpu:.1f} |"
+    )
+    print(
+        f"| per chunk, CPU ms | {first_cpu / chunks * 1000:.1f} |"
+        f" {(first_cpu + second_cpu) / chunks * 1000:.1f} |"
+    )
+    print(
+        f"| search median CPU ms ({len(qs)} queries) | {ms(statistics.median(cpu['none']))} |"
+        f" {ms(statistics.median(cpu['auto']))} |"
+    )
+
+
 # Queries for examples/workspace (payrail-api): each targeted one asks for one fact that one
 # chunk states; the loose ones are broad words or topics the workspace barely touches.
 TARGETED = [
@@ -354,7 +415,15 @@ def main() -> None:
         action="store_true",
         help="only the hit scores on the example workspace, per backend",
     )
+    ap.add_argument(
+        "--second-model-cost",
+        action="store_true",
+        help="CPU of the second search model (MiniLM beside use-m3) at --sizes' first size",
+    )
     args = ap.parse_args()
+    if args.second_model_cost:
+        second_model_cost(int(args.sizes.split(",")[0]), args.queries)
+        return
     if args.distribution:
         from search_quality import available_backends
 

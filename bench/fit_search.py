@@ -1,15 +1,17 @@
 """Fit the score calibration of memory search (memcore/search/fusion.py) on the development
 queries.
 
-    python bench/fit_search.py [--backends hashing,minilm,use-m3] [--split dev]
+    python bench/fit_search.py [--backends hashing,minilm,use-m3,use-m3-alone] [--split dev]
 
 For every query of the split, every candidate chunk (lexical and model neighbours) is one
 example: its signals (lexical, hashed, dense) and whether it answers the query. A logistic
 regression (Newton's method, a small L2 penalty) gives the coefficients; they are printed as
 the ``CALIBRATIONS`` entries to paste into fusion.py, with the log loss and how the fitted
 score separates right from wrong top hits. ``dev`` is every labelled query of the repository
-(queries.jsonl's two halves and fresh.jsonl, all used while tuning); a blind set written later
-is never fitted on.
+(queries.jsonl's two halves, fresh.jsonl and fresh3.jsonl, all used while tuning); a blind set
+written later is never fitted on. ``use-m3`` is fitted with its second model (MiniLM, when
+installed: the ``use-m3+minilm`` entry, on the queries it is asked about), ``use-m3-alone``
+without it.
 """
 
 from __future__ import annotations
@@ -33,25 +35,36 @@ FEATURES = (
     "dense_rank",
     "specificity",
     "single_term",
+    "second",
+    "second_rank",
 )
 NO_MODEL = ("dense", "dense_rank", "single_term")  # not in the hashing backend's calibration
+PAIR = ("second", "second_rank")  # only with a second model
 # single_term is fitted last, alone (fit_offset)
 
 
-def examples(backend: str, split: str) -> tuple[np.ndarray, np.ndarray]:
+def examples(backend: str, split: str) -> tuple[np.ndarray, np.ndarray, str]:
     """Signals of every candidate of every query of the split (and of the broad queries, as
-    hits that answer nothing), and whether each answers its query."""
+    hits that answer nothing), whether each answers its query, and the calibration's name."""
     sys.path.insert(0, str(EVAL))
     from corpus import BROAD
 
+    from memcore.search.companion import companion_for
     from memcore.search.fusion import place
     from memcore.search.query import candidates
 
     xs, ys = [], []
     with eval_index(backend) as (conn, emb):
+        second = companion_for(emb)
+        name = backend.removesuffix("-alone")
+        if second is not None:
+            name += "+" + second.id.split("-")[0]
         queries = load_queries(split) + [{"query": b, "answers": []} for b in BROAD]
         for q in queries:
-            for c in candidates(conn, q["query"], emb):
+            cands = candidates(conn, q["query"], emb)
+            if second is not None and cands and cands[0].second is None:
+                continue  # a query the second model is not asked about: use-m3 alone scores it
+            for c in cands:
                 hit = {"path": c.path, "startLine": c.start_line, "endLine": c.end_line}
                 xs.append(
                     [
@@ -62,10 +75,12 @@ def examples(backend: str, split: str) -> tuple[np.ndarray, np.ndarray]:
                         place(c.dense_rank),
                         c.specificity,
                         1.0 if c.single_term else 0.0,
+                        c.second if c.second is not None else 0.0,
+                        place(c.second_rank),
                     ]
                 )
                 ys.append(1.0 if is_answer(hit, q["answers"]) else 0.0)
-    return np.array(xs), np.array(ys)
+    return np.array(xs), np.array(ys), name
 
 
 def fit(x: np.ndarray, y: np.ndarray, l2: float = 1e-2) -> np.ndarray:
@@ -103,12 +118,14 @@ def main() -> None:
     ap.add_argument("--split", default="dev", choices=("tune", "dev"))
     args = ap.parse_args()
     for b in available_backends(args.backends.split(",")):
-        x, y = examples(b, args.split)
+        x, y, name = examples(b, args.split)
         single = FEATURES.index("single_term")
         cols = [
             i
             for i, f in enumerate(FEATURES)
-            if f != "single_term" and (b != "hashing" or f not in NO_MODEL)
+            if f != "single_term"
+            and (b != "hashing" or f not in NO_MODEL)
+            and ("+" in name or f not in PAIR)
         ]
         w = fit(x[:, cols], y)
         coef = dict.fromkeys(FEATURES, 0.0)
@@ -120,7 +137,7 @@ def main() -> None:
         p = np.clip(1 / (1 + np.exp(-z)), 1e-9, 1 - 1e-9)
         loss = float(-np.mean(y * np.log(p) + (1 - y) * np.log(1 - p)))
         args_text = ", ".join(f"{f}={coef[f]:.3f}" for f in FEATURES if coef[f])
-        print(f'    "{b}": Calibration(bias={w[0]:.3f}, {args_text}),')
+        print(f'    "{name}": Calibration(bias={w[0]:.3f}, {args_text}),')
         print(f"    # {len(y)} examples, {int(y.sum())} right, log loss {loss:.4f}")
         for lo in (0.0, 0.1, 0.3, 0.5, 0.7, 0.9):
             sel = (p >= lo) & (p < lo + (0.1 if lo < 0.9 else 0.11))

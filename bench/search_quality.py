@@ -59,17 +59,28 @@ def is_answer(hit: dict[str, Any], answers: list[dict[str, Any]]) -> bool:
     )
 
 
+#: Bench names beyond the backends: the default model searched without its second model.
+ALONE = {"use-m3-alone": "use-m3"}
+
+
 @contextmanager
 def backend_env(backend: str) -> Iterator[None]:
-    old = os.environ.get("MEMCORE_EMBEDDER")
-    os.environ["MEMCORE_EMBEDDER"] = backend
+    """Searches inside run with ``backend``: a backend name (``use-m3`` with its second model
+    when that is installed, as by default) or ``use-m3-alone`` (the second model turned off)."""
+    from memcore.search.companion import ENV
+
+    keys = ("MEMCORE_EMBEDDER", ENV)
+    old = {k: os.environ.get(k) for k in keys}
+    os.environ["MEMCORE_EMBEDDER"] = ALONE.get(backend, backend)
+    os.environ[ENV] = "none" if backend in ALONE else "auto"
     try:
         yield
     finally:
-        if old is None:
-            os.environ.pop("MEMCORE_EMBEDDER", None)
-        else:
-            os.environ["MEMCORE_EMBEDDER"] = old
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 @contextmanager
@@ -207,7 +218,7 @@ def print_retrievers(split: str, backends: list[str]) -> None:
 def available_backends(wanted: list[str]) -> list[str]:
     from memcore.search.embeddings import extra_installed
 
-    return [b for b in wanted if b == "hashing" or extra_installed(b)]
+    return [b for b in wanted if b == "hashing" or extra_installed(ALONE.get(b, b))]
 
 
 def print_quality(

@@ -88,11 +88,23 @@ def _ensure_table(conn: sqlite3.Connection) -> None:
 def sync_dense(
     conn: sqlite3.Connection, embedder: Embedder, progress: Progress | None = None
 ) -> int:
-    """Embed the chunks that have no vector of ``embedder`` yet; returns how many were.
+    """Embed the chunks that have no vector of ``embedder`` yet; returns how many pieces were.
+    The search's second model, when it has one (``memcore.search.companion``), is brought up
+    to date after it.
 
     The model runs outside any transaction (a first index of 10,000 chunks takes a while);
     the vectors are written in one short transaction afterwards, and only if the chunks did not
     change meanwhile (else the next search catches up)."""
+    from memcore.search.companion import companion_for, sync_companion
+
+    done = _sync_first(conn, embedder, progress)
+    second = companion_for(embedder)
+    if second is not None:
+        sync_companion(conn, second, progress)
+    return done
+
+
+def _sync_first(conn: sqlite3.Connection, embedder: Embedder, progress: Progress | None) -> int:
     import numpy as np
 
     from memcore.search.embeddings import cache_id, embed_batches

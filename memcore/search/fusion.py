@@ -12,6 +12,8 @@ A hit has up to three signals, each a function of the query, the chunk and corpu
   (1 for the first, 0 when not ranked): the reciprocal-rank part of the fusion;
 * the query's ``specificity`` (how few chunks its words single out; 0 without a lexical
   match), so that a bare broad word scores low everywhere;
+* with a second model (``memcore.search.companion``: MiniLM beside use-m3), its cosine of the
+  chunk's whole text (``second``) and the chunk's place by it (``second_rank``, as above);
 * whether the query is a ``single_term`` (one word once stop words are dropped): a bare word
   names a topic rather than asks for a fact, so with a model (whose nearest chunk always
   looks near) its hits score low; the place among the hits is unchanged.
@@ -20,15 +22,16 @@ The score is a logistic model of "this chunk answers the query"::
 
     score = 1 / (1 + exp(-(b + w_lex * lexical + w_hash * hashed + w_dense * dense
                              + w_lrank * lexical_place + w_drank * dense_place
+                             + w_second * second + w_srank * second_place
                              + w_spec * specificity + w_single * single_term)))
 
-with one coefficient set per backend, fitted on the labelled query sets of bench/eval/search
-(``python bench/fit_search.py``; BENCHMARKS.md, "Memory search"). So a score reads the same
-across queries and workspaces: about the share of hits at that score that were right on those
-queries. It is capped at ``CAP`` (0.999); 1.000 is kept for a chunk whose text is exactly
-the query (an exact duplicate), so ties at the top mean the same text. A model neighbour that
-shares no word with the query is returned only from ``MIN_SCORE`` on: a query the notes do not
-answer finds nothing rather than the least bad chunks.
+with one coefficient set per backend (and per pair of models), fitted on the labelled query
+sets of bench/eval/search (``python bench/fit_search.py``; BENCHMARKS.md, "Memory search"). So
+a score reads the same across queries and workspaces: about the share of hits at that score
+that were right on those queries. It is capped at ``CAP`` (0.999); 1.000 is kept for a chunk
+whose text is exactly the query (an exact duplicate), so ties at the top mean the same text. A
+model neighbour that shares no word with the query is returned only from ``MIN_SCORE`` on: a
+query the notes do not answer finds nothing rather than the least bad chunks.
 """
 
 from __future__ import annotations
@@ -54,6 +57,8 @@ class Calibration:
     specificity: float = 0.0
     single_term: float = 0.0
     dense_floor: float = 0.0  # cosine below which a model neighbour is not a candidate
+    second: float = 0.0  # the second model's cosine (a pair of models only)
+    second_rank: float = 0.0
 
 
 # Fitted with bench/fit_search.py (see the module docstring): the model backends on every
@@ -75,6 +80,18 @@ CALIBRATIONS: dict[str, Calibration] = {
         specificity=-0.913,
         single_term=-4.965,
     ),
+    "use-m3+minilm": Calibration(
+        bias=-8.309,
+        lexical=1.717,
+        hashed=-0.165,
+        dense=4.236,
+        lexical_rank=-0.427,
+        dense_rank=2.381,
+        specificity=-1.248,
+        single_term=-0.513,
+        second=2.327,
+        second_rank=5.954,
+    ),
     "use-m3": Calibration(
         bias=-7.489,
         lexical=2.625,
@@ -89,10 +106,17 @@ CALIBRATIONS: dict[str, Calibration] = {
 
 
 def calibration_for(backend_id: str) -> Calibration:
-    """The coefficients of a backend id (``hashing-v1-4096``, ``use-m3-...``, ``minilm-...``)."""
+    """The coefficients of a backend id (``hashing-v1-4096``, ``use-m3-...``, ``minilm-...``),
+    or of a pair of models (``use-m3-...+minilm-...``, see ``companion.paired_id``)."""
+    parts = backend_id.split("+")
     for name, cal in CALIBRATIONS.items():
-        if backend_id.startswith(name):
+        names = name.split("+")
+        if len(names) == len(parts) and all(
+            p.startswith(n) for p, n in zip(parts, names, strict=True)
+        ):
             return cal
+    if len(parts) > 1:  # a pair without a calibration of its own: the first model's
+        return calibration_for(parts[0])
     return CALIBRATIONS["hashing"]
 
 
@@ -110,9 +134,13 @@ def fused_score(
     dense_rank: int = 0,
     specificity: float = 0.0,
     single_term: bool = False,
+    second: float | None = None,
+    second_rank: int = 0,
 ) -> float:
     """The calibrated probability-like score of one hit, in [0, CAP]."""
     z = cal.bias + cal.lexical * lexical + cal.hashed * hashed + cal.specificity * specificity
+    if second is not None:
+        z += cal.second * second + cal.second_rank * place(second_rank)
     if single_term:
         z += cal.single_term
     z += cal.lexical_rank * place(lexical_rank) + cal.dense_rank * place(dense_rank)

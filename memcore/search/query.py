@@ -166,6 +166,8 @@ class Candidate:
     lexical_rank: int = 0  # 1-based place by bm25 among all chunks (0: not a lexical match)
     dense_rank: int = 0  # 1-based place by model cosine among all chunks (0: none)
     single_term: bool = False  # the query is one word once stop words are dropped
+    second: float | None = None  # the second model's cosine (memcore.search.companion)
+    second_rank: int = 0  # 1-based place by it among all chunks (0: no second model)
 
 
 def candidates(
@@ -179,6 +181,7 @@ def candidates(
     """
     import numpy as np
 
+    from memcore.search import companion
     from memcore.search import dense as dense_mod
     from memcore.search.embeddings import one_blas_thread
     from memcore.search.embeddings.hashing import raw_features
@@ -256,10 +259,12 @@ def candidates(
             floor = calibration_for(str(embedder.id)).dense_floor
             near = {cid: c for cid, c in near.items() if c >= floor}
     dense_rank = {cid: i + 1 for i, cid in enumerate(sorted(near, key=lambda k: -near[k]))}
-    for cid in near:  # model neighbours that share words with the query
+    view = companion.opinion(conn, embedder, query)  # the second model's, when there is one
+    second_near = view.nearest if view is not None else []
+    for cid in [*near, *second_near]:  # model neighbours that share words with the query
         if cid not in bm25 and cid in every:
             bm25[cid] = float(every[cid])
-    wanted = set(bm25) | set(near)
+    wanted = set(bm25) | set(near) | set(second_near)
     if not wanted:
         return []
     marks = ",".join("?" * len(wanted))
@@ -315,6 +320,9 @@ def candidates(
                 len(terms) == 1,
             )
         )
+    if view is not None:
+        for c in out:
+            c.second, c.second_rank = view.of(c.id)
     return out
 
 
@@ -384,6 +392,10 @@ def query_index(
         return []
     cands = candidates(conn, query, embedder)
     cal = calibration_for(str(embedder.id) if embedder is not None else "hashing")
+    if any(c.second is not None for c in cands):  # a pair of models has its own calibration
+        from memcore.search.companion import paired_id
+
+        cal = calibration_for(paired_id(embedder))
     scored: list[tuple[float, Candidate]] = []
     for c in cands:
         score = (
@@ -398,6 +410,8 @@ def query_index(
                 c.dense_rank,
                 c.specificity,
                 c.single_term,
+                c.second,
+                c.second_rank,
             )
         )
         if score < MIN_SCORE and c.lexical_rank == 0:
@@ -420,6 +434,8 @@ def query_index(
             )
             if c.dense is not None:
                 hit["dense"] = round(c.dense, 6)
+            if c.second is not None:
+                hit["second"] = round(c.second, 6)
         hits.append(hit)
     return hits
 

@@ -1,0 +1,233 @@
+"""A second search model beside the first: MiniLM's vector of every chunk, next to use-m3's.
+
+The two models of the ``memcore[embed]`` extra are good at different queries. use-m3, the
+default, is multilingual; MiniLM is English only, but puts the note an English paraphrase asks
+for nearer the top ("where do pictures go" for the note about the image folder). On the
+labelled development queries of bench/eval/search, fusing both models' places found more
+English paraphrases than either model alone, with other languages kept at use-m3's level
+(BENCHMARKS.md, "Memory search"). So when the search model is use-m3 and MiniLM is installed
+too, the search also keeps MiniLM's vector of each chunk's whole text (no clause pieces: they
+measured no better and would triple the work), and for a query that reads as an English
+sentence (:func:`asks_in_english`) ranks every chunk by it; the fusion
+(``memcore.search.fusion``) takes its cosine and place as two more signals, with a
+calibration of its own. Other queries (other languages, bare keywords) are ranked and scored
+as with use-m3 alone.
+
+The cost: a MiniLM call per English query (about 9 CPU-ms on the 2-core VM, cached for the
+last queries of a process like the first model's) and one per new or changed chunk at index
+time (about 14 CPU-ms for a 100-character chunk). ``$MEMCORE_SECOND_MODEL=none`` turns it off (the
+search then uses use-m3 alone, with its own calibration).
+
+Kept like the first model's vectors (``memcore.search.dense``): the table ``search_companion``
+(one row per chunk), brought up to date after each index update for the chunks without one,
+stamped in ``search_meta`` with the ``chunks_gen`` it matches, and read into one matrix per
+process per index generation.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+import threading
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from memcore.errors import ConfigError, MemcoreError
+from memcore.workspace.db import rollback_quietly as db_rollback
+from memcore.workspace.progress import Progress
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from memcore.search.embeddings import Embedder
+
+#: The second model of a first one (by backend id prefix).
+PAIRS = {"use-m3": "minilm"}
+ENV = "MEMCORE_SECOND_MODEL"  # ``none`` turns the second model off
+TOP = 64  # chunks the second model adds to a query's candidates
+_lock = threading.Lock()
+_cache: dict[str, Any] = {}
+
+
+def enabled() -> bool:
+    """Whether a second model may be used (``$MEMCORE_SECOND_MODEL`` is not ``none``)."""
+    return os.environ.get(ENV, "").strip().lower() not in ("none", "off", "0", "false")
+
+
+def companion_for(embedder: Embedder | None) -> Embedder | None:
+    """The second model of the search model ``embedder``, or None (no pair for this backend,
+    turned off, or the second model not installed or not loadable)."""
+    if embedder is None or not enabled():
+        return None
+    from memcore.search.embeddings import extra_installed, get_embedder
+
+    name = next((b for a, b in PAIRS.items() if str(embedder.id).startswith(a)), None)
+    if name is None or not extra_installed(name):
+        return None
+    try:
+        return get_embedder(name)
+    except (ConfigError, MemcoreError, OSError):
+        return None
+
+
+def paired_id(embedder: Embedder | None) -> str:
+    """The calibration key of a search with ``embedder`` and its second model
+    (``use-m3+minilm``...); ``embedder.id`` when it has none."""
+    if embedder is None:
+        return "hashing"
+    second = companion_for(embedder)
+    return str(embedder.id) if second is None else f"{embedder.id}+{second.id}"
+
+
+def _meta(conn: sqlite3.Connection, key: str) -> Any:
+    row = conn.execute("SELECT value FROM search_meta WHERE key = ?", (key,)).fetchone()
+    return None if row is None else row[0]
+
+
+def sync_companion(
+    conn: sqlite3.Connection, second: Embedder, progress: Progress | None = None
+) -> int:
+    """Embed with ``second`` the chunks that have no vector of it yet; returns how many were.
+    Like ``dense.sync_dense``: the model runs outside any transaction, and its vectors are
+    written only if the chunks did not change meanwhile."""
+    import numpy as np
+
+    from memcore.search.chunks import Chunk
+    from memcore.search.embeddings import cache_id, embed_batches
+
+    backend = cache_id(second)
+    gen = _meta(conn, "chunks_gen")
+    if gen is None:
+        gen = uuid.uuid4().hex
+        conn.execute("INSERT OR IGNORE INTO search_meta VALUES ('chunks_gen', ?)", (gen,))
+        gen = _meta(conn, "chunks_gen")
+    if _meta(conn, "companion_backend") == backend and _meta(conn, "companion_gen") == gen:
+        return 0
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS search_companion (chunk INTEGER PRIMARY KEY, vec BLOB NOT NULL)"
+    )
+    same = _meta(conn, "companion_backend") == backend
+    rows = conn.execute(
+        "SELECT id, text, context FROM search_chunks"
+        + (" WHERE id NOT IN (SELECT chunk FROM search_companion)" if same else "")
+    ).fetchall()
+    texts = [Chunk(0, 0, text, context).body for _, text, context in rows]
+    vecs = embed_batches(second, texts, progress) if texts else np.zeros((0, second.dim))
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if _meta(conn, "chunks_gen") != gen:  # the index changed while we embedded
+            conn.execute("COMMIT")
+            return 0
+        if not same:
+            conn.execute("DELETE FROM search_companion")
+        conn.executemany(
+            "INSERT OR REPLACE INTO search_companion (chunk, vec) VALUES (?, ?)",
+            [
+                (cid, np.ascontiguousarray(v, np.float32).tobytes())
+                for (cid, _, _), v in zip(rows, vecs, strict=True)
+            ],
+        )
+        conn.execute(
+            "DELETE FROM search_companion WHERE chunk NOT IN (SELECT id FROM search_chunks)"
+        )
+        conn.execute(
+            "INSERT OR REPLACE INTO search_meta VALUES ('companion_backend', ?)", (backend,)
+        )
+        conn.execute("INSERT OR REPLACE INTO search_meta VALUES ('companion_gen', ?)", (gen,))
+        conn.execute("COMMIT")
+    except BaseException:
+        db_rollback(conn)
+        raise
+    return len(rows)
+
+
+def _matrix(conn: sqlite3.Connection, second: Embedder) -> tuple[np.ndarray, np.ndarray] | None:
+    """(sorted chunk ids, their vectors) when they match the chunks, else None."""
+    import numpy as np
+
+    from memcore.search.embeddings import cache_id
+
+    gen = _meta(conn, "companion_gen")
+    if gen is None or gen != _meta(conn, "chunks_gen"):
+        return None
+    if _meta(conn, "companion_backend") != cache_id(second):
+        return None
+    db = conn.execute("PRAGMA database_list").fetchone()
+    db_key = str(db[2]) if db is not None else ""
+    key = f"{db_key}\0{gen}\0{cache_id(second)}"
+    with _lock:
+        if _cache.get("key") == key:
+            return _cache["value"]  # type: ignore[no-any-return]
+    cur = conn.cursor()
+    cur.row_factory = None
+    rows = cur.execute("SELECT chunk, vec FROM search_companion ORDER BY chunk").fetchall()
+    blob = b"".join(r[1] for r in rows)
+    if len(blob) != len(rows) * second.dim * 4:
+        return None
+    ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+    value = (ids, np.frombuffer(blob, dtype=np.float32).reshape(len(rows), second.dim))
+    if db_key:  # an in-memory database has nothing to share with a later search
+        with _lock:
+            _cache.update(key=key, value=value)
+    return value
+
+
+class Opinion:
+    """The second model's view of one query: every chunk's cosine and place."""
+
+    def __init__(self, ids: np.ndarray, sims: np.ndarray, top: int = TOP) -> None:
+        import numpy as np
+
+        self.ids, self.sims = ids, sims
+        order = np.argsort(-sims, kind="stable")
+        self.places = np.empty(len(ids), dtype=np.int64)
+        self.places[order] = np.arange(1, len(ids) + 1)
+        self.nearest = [int(ids[i]) for i in order[:top]]
+
+    def of(self, cid: int) -> tuple[float, int]:
+        """(cosine, 1-based place) of chunk ``cid``; (0.0, 0) when it has no vector."""
+        import numpy as np
+
+        i = int(np.searchsorted(self.ids, cid))
+        if i < len(self.ids) and int(self.ids[i]) == cid:
+            return float(self.sims[i]), int(self.places[i])
+        return 0.0, 0
+
+
+_WORD_RE = re.compile(r"\w+")
+
+
+def asks_in_english(query: str) -> bool:
+    """Whether ``query`` reads as an English sentence: Latin letters only and at least one
+    English function word ("where", "my", "do"...). The second model is English only, so it is
+    asked only then; a bare keyword query (no function word) needs no paraphrase model, and
+    the first model's place alone ranks it as well (the development queries: 98% of keyword
+    and every typo query has no function word, 99% of paraphrases and every question has)."""
+    from memcore.search.embeddings.hashing import STOP_WORDS
+
+    if any(ord(ch) > 0x24F for ch in query):  # beyond Latin Extended-B
+        return False
+    return any(w in STOP_WORDS for w in _WORD_RE.findall(query.lower()))
+
+
+def opinion(conn: sqlite3.Connection, embedder: Embedder | None, query: str) -> Opinion | None:
+    """The second model's cosines of ``query`` with every chunk, or None (no second model, a
+    query that is not an English sentence, or vectors that do not match the chunks: the search
+    then goes on with the first model alone, and its calibration)."""
+    second = companion_for(embedder)
+    if second is None or not asks_in_english(query):
+        return None
+    try:
+        got = _matrix(conn, second)
+    except sqlite3.OperationalError:  # no table yet
+        return None
+    if got is None or len(got[0]) == 0:
+        return None
+    from memcore.search.dense import query_vector
+    from memcore.search.embeddings import one_blas_thread
+
+    with one_blas_thread():
+        qvec = query_vector(second, query)
+        sims = got[1] @ qvec
+    return Opinion(got[0], sims)
