@@ -48,6 +48,7 @@ ENV = "MEMCORE_SECOND_MODEL"  # ``none`` turns the second model off
 TOP = 64  # chunks the second model adds to a query's candidates
 _lock = threading.Lock()
 _cache: dict[str, Any] = {}
+_seconds: dict[str, Embedder | None] = {}
 
 
 def enabled() -> bool:
@@ -60,15 +61,22 @@ def companion_for(embedder: Embedder | None) -> Embedder | None:
     turned off, or the second model not installed or not loadable)."""
     if embedder is None or not enabled():
         return None
+    first = str(embedder.id)
+    with _lock:
+        if first in _seconds:  # found once per process (a search asks several times)
+            return _seconds[first]
     from memcore.search.embeddings import extra_installed, get_embedder
 
-    name = next((b for a, b in PAIRS.items() if str(embedder.id).startswith(a)), None)
-    if name is None or not extra_installed(name):
-        return None
-    try:
-        return get_embedder(name)
-    except (ConfigError, MemcoreError, OSError):
-        return None
+    name = next((b for a, b in PAIRS.items() if first.startswith(a)), None)
+    second: Embedder | None = None
+    if name is not None and extra_installed(name):
+        try:
+            second = get_embedder(name)
+        except (ConfigError, MemcoreError, OSError):
+            second = None
+    with _lock:
+        _seconds[first] = second
+    return second
 
 
 def paired_id(embedder: Embedder | None) -> str:

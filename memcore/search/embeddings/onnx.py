@@ -104,6 +104,7 @@ class MiniLMEmbedder:
         )
         self._inputs = {i.name for i in self._session.get_inputs()}
         self._pool: ThreadPoolExecutor | None = None
+        self._pool_pid = 0  # a forked child makes its own (the parent's threads are not in it)
         self._pool_lock = threading.Lock()
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -121,8 +122,9 @@ class MiniLMEmbedder:
 
     def _executor(self) -> ThreadPoolExecutor:
         with self._pool_lock:
-            if self._pool is None:
+            if self._pool is None or self._pool_pid != os.getpid():
                 self._pool = ThreadPoolExecutor(WORKERS, thread_name_prefix="minilm")
+                self._pool_pid = os.getpid()
             return self._pool
 
     def _run(self, encodings: list[list[int]], idx: list[int], out: np.ndarray) -> None:
