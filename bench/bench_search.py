@@ -250,6 +250,7 @@ def second_model_cost(n_notes: int, n_queries: int) -> None:
     queries it is asked about; the share is printed)."""
     from search_quality import backend_env
 
+    from memcore.search import dense as dense_mod
     from memcore.search.companion import asks_in_english, companion_for, sync_companion
     from memcore.search.dense import sync_dense
     from memcore.search.query import search_embedder
@@ -278,6 +279,7 @@ def second_model_cost(n_notes: int, n_queries: int) -> None:
         for q in qs:
             for mode in ("auto", "none"):
                 os.environ["MEMCORE_SECOND_MODEL"] = mode
+                dense_mod._queries.clear()  # each mode pays its own query vectors
                 c0 = time.process_time()
                 search(ws, q, record=False)
                 cpu[mode].append(time.process_time() - c0)

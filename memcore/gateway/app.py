@@ -92,11 +92,13 @@ class Gateway:
         """Load the served workspaces' search models now (in the background at start), so
         the first searches do not all wait for a model load. The index is left to the
         first search (building a big one at every start would cost a lot of CPU)."""
+        from memcore.search.companion import companion_for
         from memcore.search.query import search_embedder
 
         for s in self.served:
             if s.ws.root.is_dir():
-                search_embedder(s.ws)  # falls back to hashing (said at search) on a problem
+                # falls back to hashing (said at search) on a problem; the second model too
+                companion_for(search_embedder(s.ws))
 
     def pick(self, request: Request, body: dict[str, Any] | None = None) -> Served:
         """The workspace a request names; WorkspaceError (422) when its folder vanished, so no
