@@ -62,8 +62,9 @@ class Calibration:
 
 
 # Fitted with bench/fit_search.py (see the module docstring): the model backends on every
-# development query (queries.jsonl and fresh.jsonl; single_term last, the others held),
-# hashing on the tune half of queries.jsonl
+# development query (queries.jsonl and fresh.jsonl; single_term last, the others held), the
+# pair use-m3 + MiniLM on the English sentences among them and fresh3.jsonl (the queries it
+# is asked about, memcore.search.companion), hashing on the tune half of queries.jsonl
 # (its fit on every query ranked the same and scored side hits higher, which let the second
 # copy of a repeated fact past the promotion gates in examples/fresh).
 CALIBRATIONS: dict[str, Calibration] = {
