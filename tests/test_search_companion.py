@@ -173,3 +173,42 @@ def test_minilm_on_two_threads_gives_the_vectors_of_one(monkeypatch: pytest.Monk
     alone = emb.embed(texts)  # one after the other in this thread
     assert together.shape == (70, 384)
     assert np.array_equal(together, alone)
+
+
+@pytest.mark.embed
+@needs_pair
+def test_a_chunk_id_used_again_never_inherits_a_second_model_vector(
+    pair_ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the second model off for a while, chunks come and go; once it is back, no new
+    chunk may take the id (and so the stored MiniLM vector) of one deleted meanwhile."""
+    import numpy as np
+
+    from memcore.search.chunks import Chunk
+    from memcore.search.dense import sync_dense
+    from memcore.search.embeddings import get_embedder
+
+    first, second = get_embedder("use-m3"), get_embedder("minilm")
+    note = pair_ws.memory_dir / "2026-07-02.md"
+    conn = open_index(pair_ws)
+    try:
+        update_index(conn, pair_ws)
+        sync_dense(conn, first)
+        monkeypatch.setitem(os.environ, ENV, "none")
+        note.write_text(note.read_text("utf-8").replace("- Washer fluid refilled.\n", ""), "utf-8")
+        update_index(conn, pair_ws)
+        sync_dense(conn, first)  # use-m3 drops the deleted chunk's vectors; MiniLM's stay
+        note.write_text(note.read_text("utf-8") + "- The spare key is with the neighbour.\n")
+        update_index(conn, pair_ws)
+        monkeypatch.setitem(os.environ, ENV, "auto")
+        sync_dense(conn, first)
+        rows = conn.execute(
+            "SELECT c.text, c.context, s.vec FROM search_companion s"
+            " JOIN search_chunks c ON c.id = s.chunk"
+        ).fetchall()
+    finally:
+        conn.close()
+    assert any("spare key" in text for text, _, _ in rows)
+    for text, context, blob in rows:
+        want = second.embed([Chunk(0, 0, text, context).body])[0]
+        assert float(np.frombuffer(blob, dtype=np.float32) @ want) > 0.95, text

@@ -133,14 +133,16 @@ def _insert_chunks(conn: sqlite3.Connection, fresh: list[tuple[str, Chunk]], df:
 
 def _next_id(conn: sqlite3.Connection) -> int:
     """The first free chunk id: past every chunk, and past every chunk that still has model
-    vectors (:mod:`memcore.search.dense` drops those of deleted chunks only on its next sync,
-    so a reused id would inherit a deleted chunk's vectors)."""
+    vectors (:mod:`memcore.search.dense` and :mod:`memcore.search.companion` drop those of
+    deleted chunks only on their next sync, so a reused id would inherit a deleted chunk's
+    vectors)."""
     (top,) = conn.execute("SELECT coalesce(max(id), 0) FROM search_chunks").fetchone()
-    if conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'search_dense'"
-    ).fetchone():
-        (dense_top,) = conn.execute("SELECT coalesce(max(chunk), 0) FROM search_dense").fetchone()
-        top = max(top, dense_top)
+    for table in ("search_dense", "search_companion"):
+        if conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
+        ).fetchone():
+            (vec_top,) = conn.execute(f"SELECT coalesce(max(chunk), 0) FROM {table}").fetchone()
+            top = max(top, vec_top)
     return int(top) + 1
 
 
