@@ -144,3 +144,24 @@ def test_a_recovery_killed_midway_leaves_nothing_in_the_way(tmp_path: Path) -> N
     assert not stale.exists()
     assert not list(tmp_path.glob("*.recovering-*"))
     assert len(asides(path)) == 1
+
+
+def test_a_process_does_not_check_again_after_its_own_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The stamp names the state last checked: a write of this process changes the file, and
+    the next open within RECHECK_AFTER_S trusts it; after that it is checked again."""
+    path = tmp_path / "memcore.sqlite"
+    make_db(path)
+    stamp = path.with_name(path.name + ".checked")
+    db.connect(path).close()  # checked: the stamp names this state
+    first = stamp.read_text()
+    conn = db.connect(path)
+    conn.executemany("INSERT INTO dream_runs (what) VALUES (?)", [("more",)] * 500)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()  # the file's size and mtime changed
+    db.connect(path).close()
+    assert stamp.read_text() == first  # not checked again so soon
+    monkeypatch.setattr(db, "RECHECK_AFTER_S", 0.0)
+    db.connect(path).close()
+    assert stamp.read_text() != first  # checked again: the stamp names the new state

@@ -5,7 +5,8 @@ Each module owns its tables and creates them with ``CREATE TABLE IF NOT EXISTS``
 Only a database that is really corrupt is set aside: SQLite says so (``SQLITE_CORRUPT``,
 ``SQLITE_NOTADB``) or ``PRAGMA quick_check`` finds a bad page. The check runs when the file
 changed on disk since it was last checked (its state is kept in ``memcore.sqlite.checked``, so
-an unchanged file is not checked by every process), again after any query met a corrupt page
+an unchanged file is not checked by every process; one process checks a file at most once a
+minute, as its own writes change it too), again after any query met a corrupt page
 (:func:`mark_suspect`, called by :func:`translate`), and is deferred on the hot paths (a
 search, a recording's fold: :func:`check_deferred`).
 A database that is merely locked, read-only, on a full disk or failing with I/O errors is
@@ -62,7 +63,13 @@ _KINDS = {
     3: "cannot be accessed (permission denied)",  # SQLITE_PERM
     23: "cannot be accessed (permission denied)",  # SQLITE_AUTH
 }
-_checked: dict[tuple[str, int, int, int, int], bool] = {}  # file states checked here
+#: Files checked in this process: (path, device, inode) -> (the state checked, when).
+_checked: dict[tuple[str, int, int], tuple[tuple[str, int, int, int, int], float]] = {}
+#: A file this process checked is trusted for this long after it changed on disk: the process's
+#: own writes (a checkpoint when a connection closes) change its size and mtime, and one
+#: ``memory status`` would otherwise check a large database four times. A corrupt page met
+#: meanwhile still marks it for the next open (mark_suspect).
+RECHECK_AFTER_S = 60.0
 _defer: ContextVar[bool] = ContextVar("memcore_db_defer_check", default=False)
 
 _QUARANTINE_SCHEMA = """CREATE TABLE IF NOT EXISTS db_quarantines (
@@ -206,14 +213,17 @@ def mark_suspect(path: Path | str) -> None:
 def _open_checked(path: Path) -> sqlite3.Connection:
     """_open plus ``PRAGMA quick_check`` whenever the file changed on disk since its last
     check (size, mtime, inode: recorded in ``<name>.checked``, so an unchanged file is checked
-    once, not by every process) and after mark_suspect. Raises sqlite3.DatabaseError when it
-    is corrupt."""
+    once, not by every process; in one process at most once a minute, see RECHECK_AFTER_S) and
+    after mark_suspect. Raises sqlite3.DatabaseError when it is corrupt."""
     conn = _open(path)
     ident = _identity(path)
-    if ident is None or ident in _checked or _defer.get():
+    if ident is None or _defer.get():
+        return conn
+    seen = _checked.get(ident[:3])
+    if seen is not None and (seen[0] == ident or time.monotonic() - seen[1] < RECHECK_AFTER_S):
         return conn
     if _stamped(path, ident):
-        _checked[ident] = True
+        _checked[ident[:3]] = (ident, time.monotonic())
         return conn
     try:
         rows = [r[0] for r in conn.execute("PRAGMA quick_check(5)").fetchall()]
@@ -225,7 +235,7 @@ def _open_checked(path: Path) -> sqlite3.Connection:
         err = sqlite3.DatabaseError("quick_check: " + "; ".join(map(str, rows))[:300])
         err.sqlite_errorcode = 11
         raise err
-    _checked[ident] = True
+    _checked[ident[:3]] = (ident, time.monotonic())
     with contextlib.suppress(OSError):  # best effort: a read-only folder checks every time
         _stamp_path(path).write_text(_stamp(ident) + "\n", encoding="ascii")
     return conn
