@@ -5,7 +5,8 @@
 For each backend, with and without ``memory backfill --apply`` first, the searches of
 examples/fresh/searches.txt run one by one (interactive, 3 hits each, as search.sh does);
 after each one the promotion preview says whether anything qualifies. Then promotion is
-applied. Figures: searches until the first candidate qualifies, entries promoted, the share of
+applied. Figures: searches until the first candidate qualifies, entries written (a candidate
+that restates an entry reinforces it and is not counted), the share of
 them that are distinct facts (facts.json labels the lines of each fact; two promoted lines of
 one fact are a near-duplicate), and how many of the facts the notes repeat were promoted.
 """
@@ -60,7 +61,14 @@ def run(backend: str, warm: bool) -> dict:
                 first = i
         end = NOW + timedelta(minutes=len(queries) + 1)
         result = promote.apply(ws, now=end, limit=100)
-        keys = [(c.path, c.start_line, c.end_line) for c in result.candidates]
+        # what was written: a candidate that MEMORY.md (or one promoted before it in the same
+        # run) already states reinforces that entry and adds none
+        folded = {
+            k for hit in (result.apply or {}).get("reinforcedExisting", []) for k in hit["keys"]
+        }
+        keys = [
+            (c.path, c.start_line, c.end_line) for c in result.candidates if c.key not in folded
+        ]
     promoted = [fact_of(p, s, e, facts) for p, s, e in keys]
     repeated = {f for f, places in facts.items() if len(places) >= 2}
     return {

@@ -33,6 +33,21 @@ def test_already_stated_exact_and_near_exact_but_never_other_numbers() -> None:
     assert normalized(trailer) == "the cache ttl is 300 seconds"
 
 
+def test_already_stated_in_other_function_words_but_never_another_thing() -> None:
+    """The same content words (function words dropped, plurals folded) state the same fact;
+    one content word of a short statement changed, or another number, is another fact."""
+    entries = [E("dbt models: a `unique` and a `not_null` test on the key of every new model")]
+    reworded = "Decision: every new dbt model gets a `unique` and a `not_null` test on its key"
+    assert already_stated(reworded, entries) is entries[0]
+    assert already_stated("every new dbt model gets a `unique` test on its key", entries) is None
+    deploys = [E("Deploys go through the blue/green pipeline on Fridays.")]
+    assert already_stated("Deploys go through the canary pipeline on Fridays.", deploys) is None
+    ttl = [E("The idempotency keys of payouts are kept for 72 hours in Redis.")]
+    assert already_stated("Payout idempotency keys: kept 72 hours in Redis", ttl) is ttl[0]
+    assert already_stated("Payout idempotency keys: kept 24 hours in Redis", ttl) is None
+    assert already_stated("Payout idempotency keys are not kept in Redis", ttl) is None
+
+
 NOTE = (
     "# 2026-11-20\n\n"
     "- Deploys go through the blue/green pipeline on Fridays.\n"

@@ -2,8 +2,12 @@
 
 :func:`already_stated` is the one place that decides (a judge can replace it): exact text
 after normalisation (case, punctuation, list markers, memcore's promotion trailer), or
-near-exact: the same words but for a few (token-set Jaccard >= 0.8), with the same numbers
-and the same negations, so "timeout is 30 seconds" never matches "timeout is 60 seconds".
+near-exact: the same words but for a few (token-set Jaccard >= 0.8), or, for statements of
+at least five content words, the same content words but for a few (the same Jaccard once
+function words are dropped and plurals folded: "every new dbt model gets a unique test on its
+key" states "dbt models: a unique test on the key of every new model"); always with the same
+numbers and the same negations, so "timeout is 30 seconds" never matches "timeout is 60
+seconds".
 """
 
 from __future__ import annotations
@@ -18,6 +22,13 @@ _TRAILER_RE = re.compile(r"\s*\[score=[0-9.]+\s+recalls=\d+\s+avg=[0-9.]+\s+sour
 _LIST_RE = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _WORD_RE = re.compile(r"[^\W_]+", re.UNICODE)
 _NEGATIONS = frozenset({"no", "not", "never", "none", "without", "cannot", "dont", "doesnt"})
+#: English function words, dropped before the content-word comparison.
+_FUNCTION_WORDS = frozenset(
+    "a an the of on in at to for from by with and or is are was were be been its it this that "
+    "these those as into onto per".split()
+)
+#: Statements shorter than this in content words are compared on every word only.
+MIN_CONTENT_WORDS = 5
 
 
 class HasText(Protocol):
@@ -42,6 +53,20 @@ def _facts(tokens: set[str]) -> tuple[frozenset[str], frozenset[str]]:
     )
 
 
+def content_words(tokens: set[str]) -> frozenset[str]:
+    """``tokens`` without function words, a plural ``s`` folded (``models`` -> ``model``)."""
+    out = set()
+    for t in tokens:
+        if t in _FUNCTION_WORDS:
+            continue
+        out.add(t[:-1] if len(t) > 3 and t.endswith("s") and not t.endswith("ss") else t)
+    return frozenset(out)
+
+
+def _jaccard(a: set[str] | frozenset[str], b: set[str] | frozenset[str], shared: int) -> float:
+    return shared / (len(a) + len(b) - shared)
+
+
 def already_stated(candidate_text: str, entries: Sequence[T]) -> T | None:
     """The entry of ``entries`` that states what ``candidate_text`` states, or None."""
     return StatedIndex(entries).find(candidate_text)
@@ -54,6 +79,7 @@ class StatedIndex(Generic[T]):
         self._entries: list[T] = list(entries)
         self._exact: dict[str, int] = {}
         self._tokens: list[set[str]] = []
+        self._content: list[frozenset[str]] = []
         self._postings: dict[str, list[int]] = {}
         for i, e in enumerate(self._entries):
             self.add(e, i)
@@ -71,6 +97,7 @@ class StatedIndex(Generic[T]):
         self._exact.setdefault(norm, index)
         toks = set(norm.split())
         self._tokens.append(toks)
+        self._content.append(content_words(toks))
         for t in toks:
             self._postings.setdefault(t, []).append(index)
 
@@ -86,10 +113,14 @@ class StatedIndex(Generic[T]):
         shared: Counter[int] = Counter()
         for t in toks:
             shared.update(self._postings.get(t, ()))
+        content = content_words(toks)
         best: tuple[float, int] | None = None
         for i, n in shared.items():
             other = self._tokens[i]
-            jac = n / (len(toks) + len(other) - n)
+            jac = _jaccard(toks, other, n)
+            theirs = self._content[i]
+            if jac < NEAR_JACCARD and min(len(content), len(theirs)) >= MIN_CONTENT_WORDS:
+                jac = max(jac, _jaccard(content, theirs, len(content & theirs)))
             if jac >= NEAR_JACCARD and _facts(other) == facts and (best is None or jac > best[0]):
                 best = (jac, i)
         return self._entries[best[1]] if best is not None else None
