@@ -6,6 +6,7 @@ from __future__ import annotations
 import sqlite3
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -165,3 +166,28 @@ def test_a_process_does_not_check_again_after_its_own_writes(
     monkeypatch.setattr(db, "RECHECK_AFTER_S", 0.0)
     db.connect(path).close()
     assert stamp.read_text() != first  # checked again: the stamp names the new state
+
+
+def test_threads_opening_one_new_database_at_once_all_get_it(tmp_path: Path) -> None:
+    """The switch of a new file to WAL fails at once with 'database is locked' when another
+    connection opens the file meanwhile (the busy timeout does not apply): it is retried."""
+    failures: list[str] = []
+    for n in range(150):
+        path = tmp_path / f"new-{n}.sqlite"
+        start = threading.Barrier(4)
+
+        def one(path: Path = path, start: threading.Barrier = start) -> None:
+            start.wait()
+            try:
+                conn = db.connect(path)
+                conn.execute("CREATE TABLE IF NOT EXISTS t (x)")
+                conn.close()
+            except Exception as exc:
+                failures.append(repr(exc))
+
+        threads = [threading.Thread(target=one) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert not failures, failures[:3]

@@ -24,7 +24,7 @@ _WORD_RE = re.compile(r"[^\W_]+", re.UNICODE)
 _NEGATIONS = frozenset({"no", "not", "never", "none", "without", "cannot", "dont", "doesnt"})
 #: English function words, dropped before the content-word comparison.
 _FUNCTION_WORDS = frozenset(
-    "a an the of on in at to for from by with and or is are was were be been its it this that "
+    "a an the of on in at to for from by with and or is are was were be been its it this that "  # noqa: SIM905
     "these those as into onto per".split()
 )
 #: Statements shorter than this in content words are compared on every word only.

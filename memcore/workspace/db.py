@@ -149,9 +149,7 @@ def _open(path: Path) -> sqlite3.Connection:
     try:
         conn.row_factory = sqlite3.Row
         conn.execute(f"PRAGMA busy_timeout = {int(ms)}")
-        mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
-        if str(mode).lower() != "wal":
-            conn.execute("PRAGMA journal_mode = WAL")
+        _ensure_wal(conn, ms / 1000)
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
         # Touch the schema so a file that is not a database fails here, not later.
@@ -160,6 +158,25 @@ def _open(path: Path) -> sqlite3.Connection:
         conn.close()
         raise
     return conn
+
+
+def _ensure_wal(conn: sqlite3.Connection, patience: float) -> None:
+    """Switch a new database to WAL. Switching needs the file to itself, and SQLite answers
+    "database is locked" at once (its busy timeout does not apply) when another connection
+    opens the same new file meanwhile: try again until the switch is made, by this connection
+    or another one, or ``patience`` seconds have passed."""
+    deadline = time.monotonic() + patience
+    while True:
+        mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+        if str(mode).lower() == "wal":
+            return
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc).lower() or time.monotonic() > deadline:
+                raise
+        time.sleep(0.005)
 
 
 def _identity(path: Path) -> tuple[str, int, int, int, int] | None:
