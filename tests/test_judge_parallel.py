@@ -22,6 +22,17 @@ def _square_and_pid(x: int) -> tuple[int, int]:
     return x * x, os.getpid()
 
 
+@pytest.fixture(autouse=True)
+def _no_thread_of_an_earlier_test() -> None:
+    """Workers are forked only while no other thread runs: wait for a thread an earlier test
+    left finishing (a server's, a pool's) to end, so the tests below see the forks they
+    assert."""
+    deadline = time.monotonic() + 20
+    while parallel._other_threads() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not parallel._other_threads(), [t.name for t in threading.enumerate()]
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fork workers: Linux only")
 def test_results_are_in_order_and_later_shares_ran_in_workers() -> None:
     out = parallel.split_map(_square_and_pid, range(3000), workers=3, min_items=100)

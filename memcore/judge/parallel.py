@@ -83,10 +83,10 @@ def _can_fork(n: int, workers: int, min_items: int) -> bool:
 
 
 #: Thread-name prefixes of memcore's own service threads a forked worker cannot wait on: the
-#: use-m3 embedder's pool (its threads run only inside a call their caller waits for, so
-#: they are idle here) and the recall writer (it holds only its own condition and SQLite
-#: connections, which a worker never touches).
-_WAITING_POOLS = ("use-m3", "memcore-recall-writer")
+#: use-m3 and MiniLM embedders' pools (their threads run only inside a call their caller
+#: waits for, so they are idle here) and the recall writer (it holds only its own condition
+#: and SQLite connections, which a worker never touches).
+_WAITING_POOLS = ("use-m3", "minilm", "memcore-recall-writer")
 
 
 def _other_threads() -> bool:
