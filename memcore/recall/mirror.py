@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -209,24 +209,9 @@ def sync_raw(
     normalised and upserted, rows of keys gone (or now invalid) deleted, in one transaction.
     Returns how many rows changed. Costs one dump of the entries beyond the parse."""
     hashes = blocks.hashes_of(entries, as_written=as_written)
-    old = _hashes(conn)
-    rows: list[tuple[Any, ...]] = []
-    gone: list[str] = []
-    invalid = 0
-    for k, h in hashes.items():
-        was = old.pop(k, -1)
-        if was == h:
-            continue
-        n = normalize_entry(k, entries[k], now_iso)
-        if n is None:
-            invalid += 1
-            if was != -1:
-                gone.append(k)
-        else:
-            rows.append(_row(k, n, h))
-    gone.extend(old)
-    _apply(conn, rows, gone, stat, invalid)
-    return len(rows) + len(gone)
+    done = _sync(conn, ((k, h, k) for k, h in hashes.items()), entries.__getitem__, stat, now_iso)
+    assert done is not None  # the entries are parsed already: none can fail to parse
+    return done
 
 
 def sync_blocks(
@@ -236,16 +221,30 @@ def sync_blocks(
     only the blocks whose hash differs from their row are parsed. Returns how many rows
     changed, or None (nothing written) when such a block does not parse: read the file whole
     then, which handles a broken file."""
+    items = zip(found.keys, found.hashes, range(len(found.keys)), strict=True)
+    return _sync(conn, items, found.value, stat, now_iso)
+
+
+def _sync(
+    conn: sqlite3.Connection,
+    items: Iterable[tuple[str, int | None, Any]],
+    value: Callable[[Any], Any],
+    stat: Stat,
+    now_iso: str,
+) -> int | None:
+    """The diff of both syncs: ``items`` are (key, content hash, where its raw entry is);
+    ``value(where)`` reads one, only for the keys whose hash differs from their row. None
+    (nothing written) when a raw entry does not parse."""
     old = _hashes(conn)
     rows: list[tuple[Any, ...]] = []
     gone: list[str] = []
     invalid = 0
-    for i, (k, h) in enumerate(zip(found.keys, found.hashes, strict=True)):
+    for k, h, where in items:
         was = old.pop(k, -1)
         if was == h:
             continue
         try:
-            raw = found.value(i)
+            raw = value(where)
         except orjson.JSONDecodeError:
             return None
         n = normalize_entry(k, raw, now_iso)
