@@ -164,14 +164,6 @@ class ScanWatch:
             entry.kept, entry.key = scan, key
             return True
 
-    def forget(self, name: str) -> None:
-        """Drop what is kept for ``name`` (its next update scans)."""
-        with self._lock:
-            entry = self._entries.get(name)
-            if entry is not None:
-                entry.kept = None
-                entry.generation += 1
-
     def _add(self, folder: str) -> int:
         try:
             path = os.fsencode(folder)
