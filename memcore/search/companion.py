@@ -34,7 +34,7 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from memcore.errors import ConfigError, MemcoreError
-from memcore.workspace.db import rollback_quietly as db_rollback
+from memcore.search.dense import db_key, index_meta, store_vectors
 from memcore.workspace.progress import Progress
 
 if TYPE_CHECKING:
@@ -88,11 +88,6 @@ def paired_id(embedder: Embedder | None) -> str:
     return str(embedder.id) if second is None else f"{embedder.id}+{second.id}"
 
 
-def _meta(conn: sqlite3.Connection, key: str) -> Any:
-    row = conn.execute("SELECT value FROM search_meta WHERE key = ?", (key,)).fetchone()
-    return None if row is None else row[0]
-
-
 def sync_companion(
     conn: sqlite3.Connection, second: Embedder, progress: Progress | None = None
 ) -> int:
@@ -105,48 +100,29 @@ def sync_companion(
     from memcore.search.embeddings import cache_id, embed_batches
 
     backend = cache_id(second)
-    gen = _meta(conn, "chunks_gen")
-    if gen is None:
-        gen = uuid.uuid4().hex
-        conn.execute("INSERT OR IGNORE INTO search_meta VALUES ('chunks_gen', ?)", (gen,))
-        gen = _meta(conn, "chunks_gen")
-    if _meta(conn, "companion_backend") == backend and _meta(conn, "companion_gen") == gen:
+    gen = index_meta(conn, "chunks_gen")
+    stamp_gen = gen is None  # an index written before the token existed
+    gen = gen or uuid.uuid4().hex
+    if (
+        index_meta(conn, "companion_backend") == backend
+        and index_meta(conn, "companion_gen") == gen
+    ):
         return 0
     conn.execute(
         "CREATE TABLE IF NOT EXISTS search_companion (chunk INTEGER PRIMARY KEY, vec BLOB NOT NULL)"
     )
-    same = _meta(conn, "companion_backend") == backend
+    same = index_meta(conn, "companion_backend") == backend
     rows = conn.execute(
         "SELECT id, text, context FROM search_chunks"
         + (" WHERE id NOT IN (SELECT chunk FROM search_companion)" if same else "")
     ).fetchall()
     texts = [Chunk(0, 0, text, context).body for _, text, context in rows]
     vecs = embed_batches(second, texts, progress) if texts else np.zeros((0, second.dim))
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        if _meta(conn, "chunks_gen") != gen:  # the index changed while we embedded
-            conn.execute("COMMIT")
-            return 0
-        if not same:
-            conn.execute("DELETE FROM search_companion")
-        conn.executemany(
-            "INSERT OR REPLACE INTO search_companion (chunk, vec) VALUES (?, ?)",
-            [
-                (cid, np.ascontiguousarray(v, np.float32).tobytes())
-                for (cid, _, _), v in zip(rows, vecs, strict=True)
-            ],
-        )
-        conn.execute(
-            "DELETE FROM search_companion WHERE chunk NOT IN (SELECT id FROM search_chunks)"
-        )
-        conn.execute(
-            "INSERT OR REPLACE INTO search_meta VALUES ('companion_backend', ?)", (backend,)
-        )
-        conn.execute("INSERT OR REPLACE INTO search_meta VALUES ('companion_gen', ?)", (gen,))
-        conn.execute("COMMIT")
-    except BaseException:
-        db_rollback(conn)
-        raise
+    written = [(cid, v) for (cid, _, _), v in zip(rows, vecs, strict=True)]
+    if not store_vectors(
+        conn, "search_companion", "companion", backend, gen, not same, written, stamp_gen=stamp_gen
+    ):
+        return 0
     return len(rows)
 
 
@@ -156,14 +132,13 @@ def _matrix(conn: sqlite3.Connection, second: Embedder) -> tuple[np.ndarray, np.
 
     from memcore.search.embeddings import cache_id
 
-    gen = _meta(conn, "companion_gen")
-    if gen is None or gen != _meta(conn, "chunks_gen"):
+    gen = index_meta(conn, "companion_gen")
+    if gen is None or gen != index_meta(conn, "chunks_gen"):
         return None
-    if _meta(conn, "companion_backend") != cache_id(second):
+    if index_meta(conn, "companion_backend") != cache_id(second):
         return None
-    db = conn.execute("PRAGMA database_list").fetchone()
-    db_key = str(db[2]) if db is not None else ""
-    key = f"{db_key}\0{gen}\0{cache_id(second)}"
+    where = db_key(conn)
+    key = f"{where}\0{gen}\0{cache_id(second)}"
     with _lock:
         if _cache.get("key") == key:
             return _cache["value"]  # type: ignore[no-any-return]
@@ -175,7 +150,7 @@ def _matrix(conn: sqlite3.Connection, second: Embedder) -> tuple[np.ndarray, np.
         return None
     ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
     value = (ids, np.frombuffer(blob, dtype=np.float32).reshape(len(rows), second.dim))
-    if db_key:  # an in-memory database has nothing to share with a later search
+    if where:  # an in-memory database has nothing to share with a later search
         with _lock:
             _cache.update(key=key, value=value)
     return value

@@ -54,7 +54,7 @@ def uses_dense(embedder: Embedder | None) -> bool:
     return embedder is not None and not str(embedder.id).startswith("hashing")
 
 
-def _meta(conn: sqlite3.Connection, key: str) -> Any:
+def index_meta(conn: sqlite3.Connection, key: str) -> Any:
     row = conn.execute("SELECT value FROM search_meta WHERE key = ?", (key,)).fetchone()
     return None if row is None else row[0]
 
@@ -105,18 +105,17 @@ def sync_dense(
 
 
 def _sync_first(conn: sqlite3.Connection, embedder: Embedder, progress: Progress | None) -> int:
-    import numpy as np
 
     from memcore.search.embeddings import cache_id, embed_batches
 
     backend = cache_id(embedder)
-    gen = _meta(conn, "chunks_gen")
+    gen = index_meta(conn, "chunks_gen")
     stamp_gen = gen is None  # an index written before the token existed
     gen = gen or uuid.uuid4().hex
-    if _meta(conn, "dense_backend") == backend and _meta(conn, "dense_gen") == gen:
+    if index_meta(conn, "dense_backend") == backend and index_meta(conn, "dense_gen") == gen:
         return 0
     _ensure_table(conn)
-    same_backend = _meta(conn, "dense_backend") == backend
+    same_backend = index_meta(conn, "dense_backend") == backend
     # only the chunks without vectors are read (one note changed: a few rows, not every text)
     rows = conn.execute(
         "SELECT id, text, context FROM search_chunks"
@@ -124,33 +123,59 @@ def _sync_first(conn: sqlite3.Connection, embedder: Embedder, progress: Progress
     )
     todo = [(cid, piece) for cid, text, context in rows for piece in pieces(text, context)]
     vecs = embed_batches(embedder, [b for _, b in todo], progress)
+    written = [(cid, v) for (cid, _), v in zip(todo, vecs, strict=True)]
+    if not store_vectors(
+        conn, "search_dense", "dense", backend, gen, not same_backend, written, stamp_gen=stamp_gen
+    ):
+        return 0
+    return len(todo)
+
+
+def store_vectors(
+    conn: sqlite3.Connection,
+    table: str,
+    prefix: str,
+    backend: str,
+    gen: str,
+    fresh: bool,
+    rows: list[tuple[int, Any]],
+    *,
+    stamp_gen: bool = False,
+) -> bool:
+    """Write ``rows`` ((chunk id, vector) pairs of ``backend``) into ``table`` in one short
+    transaction (every row of the table replaced when ``fresh``, rows of chunks gone dropped);
+    ``{prefix}_backend`` and ``{prefix}_gen`` then name what it holds. Nothing is written and
+    False returned when the chunks are no longer version ``gen`` (they changed while the model
+    ran: the next search catches up). ``stamp_gen``: an index written before the version token
+    existed gets ``gen``."""
+    import numpy as np
+
     conn.execute("BEGIN IMMEDIATE")
     try:
-        if stamp_gen and _meta(conn, "chunks_gen") is None:
+        if stamp_gen and index_meta(conn, "chunks_gen") is None:
             conn.execute("INSERT OR REPLACE INTO search_meta VALUES ('chunks_gen', ?)", (gen,))
-        if _meta(conn, "chunks_gen") != gen:  # the index changed while we embedded
+        if index_meta(conn, "chunks_gen") != gen:
             conn.execute("COMMIT")
-            return 0
-        if not same_backend:
-            conn.execute("DELETE FROM search_dense")
+            return False
+        if fresh:
+            conn.execute(f"DELETE FROM {table}")
         conn.executemany(
-            "INSERT INTO search_dense (chunk, vec) VALUES (?, ?)",
-            [
-                (cid, np.ascontiguousarray(v, np.float32).tobytes())
-                for (cid, _), v in zip(todo, vecs, strict=True)
-            ],
+            f"INSERT OR REPLACE INTO {table} (chunk, vec) VALUES (?, ?)",
+            [(cid, np.ascontiguousarray(v, np.float32).tobytes()) for cid, v in rows],
         )
-        conn.execute("DELETE FROM search_dense WHERE chunk NOT IN (SELECT id FROM search_chunks)")
-        conn.execute("INSERT OR REPLACE INTO search_meta VALUES ('dense_backend', ?)", (backend,))
-        conn.execute("INSERT OR REPLACE INTO search_meta VALUES ('dense_gen', ?)", (gen,))
+        conn.execute(f"DELETE FROM {table} WHERE chunk NOT IN (SELECT id FROM search_chunks)")
+        conn.execute(
+            f"INSERT OR REPLACE INTO search_meta VALUES ('{prefix}_backend', ?)", (backend,)
+        )
+        conn.execute(f"INSERT OR REPLACE INTO search_meta VALUES ('{prefix}_gen', ?)", (gen,))
         conn.execute("COMMIT")
     except BaseException:
         db_rollback(conn)
         raise
-    return len(todo)
+    return True
 
 
-def _db_key(conn: sqlite3.Connection) -> str:
+def db_key(conn: sqlite3.Connection) -> str:
     row = conn.execute("PRAGMA database_list").fetchone()
     return str(row[2]) if row is not None else ""
 
@@ -164,10 +189,10 @@ def dense_matrix(conn: sqlite3.Connection, dim: int) -> Matrix | None:
     not match the chunks (the search then goes on lexical signals alone)."""
     import numpy as np
 
-    gen = _meta(conn, "dense_gen")
-    if gen is None or gen != _meta(conn, "chunks_gen"):
+    gen = index_meta(conn, "dense_gen")
+    if gen is None or gen != index_meta(conn, "chunks_gen"):
         return None
-    key = f"{_db_key(conn)}\0{gen}\0{_meta(conn, 'dense_backend')}"
+    key = f"{db_key(conn)}\0{gen}\0{index_meta(conn, 'dense_backend')}"
     with _lock:
         hit = _cache.get("key") == key
         if hit:
@@ -182,7 +207,7 @@ def dense_matrix(conn: sqlite3.Connection, dim: int) -> Matrix | None:
     matrix = np.frombuffer(blob, dtype=np.float32).reshape(len(rows), dim)
     ids, starts = np.unique(owners, return_index=True)
     value = (ids, starts, matrix, np.ascontiguousarray(matrix[starts]))
-    if _db_key(conn):  # an in-memory database has nothing to share with a later search
+    if db_key(conn):  # an in-memory database has nothing to share with a later search
         with _lock:
             _cache.update(key=key, value=value)
     return value
