@@ -48,6 +48,37 @@ def test_already_stated_in_other_function_words_but_never_another_thing() -> Non
     assert already_stated("Payout idempotency keys are not kept in Redis", ttl) is None
 
 
+def test_already_stated_never_takes_one_named_thing_swapped_for_another() -> None:
+    """A long statement that shares every word but one named thing states another fact; an
+    added or dropped word, or a swapped quantifier, still states the same one."""
+    ana = [E("Ana owns the billing service and its on-call rota, and answers pages for it.")]
+    assert (
+        already_stated(
+            "Ana owns the payments service and its on-call rota, and answers pages for it.", ana
+        )
+        is None
+    )
+    assert (
+        already_stated(
+            "Ana owns the billing service and its on-call rota, and she answers pages for it.", ana
+        )
+        is ana[0]
+    )
+    ci = [E("Run the whole lint suite on all pull requests before the nightly build starts.")]
+    assert (
+        already_stated(
+            "Run the whole lint suite on every pull request before the nightly build starts.", ci
+        )
+        is ci[0]
+    )
+    assert (
+        already_stated(
+            "Run the whole lint suite on every pull request before the weekly build starts.", ci
+        )
+        is None
+    )
+
+
 NOTE = (
     "# 2026-11-20\n\n"
     "- Deploys go through the blue/green pipeline on Fridays.\n"

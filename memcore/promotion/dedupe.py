@@ -7,7 +7,9 @@ at least five content words, the same content words but for a few (the same Jacc
 function words are dropped and plurals folded: "every new dbt model gets a unique test on its
 key" states "dbt models: a unique test on the key of every new model"); always with the same
 numbers and the same negations, so "timeout is 30 seconds" never matches "timeout is 60
-seconds".
+seconds", and never with one content word put in place of another ("Ana owns the billing
+service" is not "Ana owns the payments service", however long the rest they share): words may
+be added, dropped or inflected, not swapped.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
+from difflib import SequenceMatcher
 from typing import Generic, Protocol, TypeVar
 
 NEAR_JACCARD = 0.8
@@ -29,6 +32,14 @@ _FUNCTION_WORDS = frozenset(
 )
 #: Statements shorter than this in content words are compared on every word only.
 MIN_CONTENT_WORDS = 5
+#: Words that may be swapped for one another without changing the fact (quantifiers, persons,
+#: auxiliaries): "use pnpm for all installs" states "we use pnpm for every install".
+_SOFT_WORDS = frozenset(
+    "all every each any some always we our us i my me you your they their should must will "  # noqa: SIM905
+    "would can do does did has have had so then also just".split()
+)
+#: Two words of one stem share at least this many leading letters ("deploy", "deployed").
+_STEM = 4
 
 
 class HasText(Protocol):
@@ -55,12 +66,36 @@ def _facts(tokens: set[str]) -> tuple[frozenset[str], frozenset[str]]:
 
 def content_words(tokens: set[str]) -> frozenset[str]:
     """``tokens`` without function words, a plural ``s`` folded (``models`` -> ``model``)."""
-    out = set()
-    for t in tokens:
-        if t in _FUNCTION_WORDS:
+    return frozenset(_fold(t) for t in tokens if t not in _FUNCTION_WORDS)
+
+
+def _fold(word: str) -> str:
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+
+
+def content_sequence(norm: str) -> list[str]:
+    """The content words of a normalised text in their order (see :func:`content_words`)."""
+    return [_fold(t) for t in norm.split() if t not in _FUNCTION_WORDS]
+
+
+def _swapped(ours: list[str], theirs: list[str]) -> bool:
+    """True when, the two texts' content words aligned in order, a stretch of one is replaced
+    by a stretch of the other that names another thing (a content word that is neither a soft
+    word nor an inflection of one on the other side): "billing" where the other says
+    "payments". Words added or dropped, or moved elsewhere, are no swap."""
+    matcher = SequenceMatcher(None, ours, theirs, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag != "replace":
             continue
-        out.add(t[:-1] if len(t) > 3 and t.endswith("s") and not t.endswith("ss") else t)
-    return frozenset(out)
+        mine = [w for w in ours[i1:i2] if w not in _SOFT_WORDS]
+        other = [w for w in theirs[j1:j2] if w not in _SOFT_WORDS]
+        if mine and other and any(not any(_one_stem(a, b) for b in other) for a in mine):
+            return True
+    return False
+
+
+def _one_stem(a: str, b: str) -> bool:
+    return len(a) >= _STEM and len(b) >= _STEM and a[:_STEM] == b[:_STEM]
 
 
 def _jaccard(a: set[str] | frozenset[str], b: set[str] | frozenset[str], shared: int) -> float:
@@ -80,6 +115,7 @@ class StatedIndex(Generic[T]):
         self._exact: dict[str, int] = {}
         self._tokens: list[set[str]] = []
         self._content: list[frozenset[str]] = []
+        self._sequence: list[list[str]] = []
         self._postings: dict[str, list[int]] = {}
         for i, e in enumerate(self._entries):
             self.add(e, i)
@@ -98,6 +134,7 @@ class StatedIndex(Generic[T]):
         toks = set(norm.split())
         self._tokens.append(toks)
         self._content.append(content_words(toks))
+        self._sequence.append(content_sequence(norm))
         for t in toks:
             self._postings.setdefault(t, []).append(index)
 
@@ -121,6 +158,11 @@ class StatedIndex(Generic[T]):
             theirs = self._content[i]
             if jac < NEAR_JACCARD and min(len(content), len(theirs)) >= MIN_CONTENT_WORDS:
                 jac = max(jac, _jaccard(content, theirs, len(content & theirs)))
-            if jac >= NEAR_JACCARD and _facts(other) == facts and (best is None or jac > best[0]):
+            if (
+                jac >= NEAR_JACCARD
+                and _facts(other) == facts
+                and (best is None or jac > best[0])
+                and not _swapped(content_sequence(norm), self._sequence[i])
+            ):
                 best = (jac, i)
         return self._entries[best[1]] if best is not None else None
