@@ -10,10 +10,11 @@ and the hit-score distribution on the example workspace.
 ``--quality`` prints recall@1/@5 and MRR per query kind and backend on the labelled set in
 bench/eval/search/ (``bench/search_quality.py``). The named splits are development data:
 ``tune`` and ``holdout`` (queries.jsonl), ``all`` (both), ``fresh`` and ``fresh3``
-(fresh.jsonl and fresh3.jsonl, each written blind and run once as such) and ``dev`` (all of
-them). ``--split PATH.jsonl`` runs a blind set in the same format, once, after the search is
-frozen (``--misses`` and ``--retrievers`` refuse it, unless it is one of the development
-files); ``--workspace DIR`` is the workspace such a set was written on (its answer paths are
+(fresh.jsonl and fresh3.jsonl, each written blind and run once as such), ``dev`` (all of
+them) and ``fresh4`` (fresh4/fresh4.jsonl on its own workspace, also blind once).
+``--split PATH.jsonl`` runs a blind set in the same format, once, after the search is frozen
+(``--misses`` and ``--retrievers`` refuse it, unless it is one of the development files);
+``--workspace DIR`` is the workspace such a set was written on (its answer paths are
 relative to DIR; default bench/eval/search/workspace). DIR is copied, without its
 ``memory/.dreams/``, and indexed afresh.
 
@@ -380,10 +381,13 @@ def print_distribution(example: Path, backend: str) -> None:
 
 def split_name(value: str) -> str:
     """A named split of bench/eval/search, or a .jsonl file of labelled queries."""
-    if value in ("tune", "holdout", "all", "fresh", "fresh3", "dev") or value.endswith(".jsonl"):
+    if value in ("tune", "holdout", "all", "fresh", "fresh3", "fresh4", "dev") or value.endswith(
+        ".jsonl"
+    ):
         return value
     raise argparse.ArgumentTypeError(
-        f"{value!r}: allowed: tune, holdout, all, fresh, fresh3, dev, or a path ending in .jsonl"
+        f"{value!r}: allowed: tune, holdout, all, fresh, fresh3, fresh4, dev, or a path ending"
+        " in .jsonl"
     )
 
 
@@ -399,7 +403,7 @@ def main() -> None:
         "--split",
         default="dev",
         type=split_name,
-        help="tune, holdout, all, fresh, fresh3, dev, or the path of a blind set (.jsonl)",
+        help="tune, holdout, all, fresh, fresh3, fresh4, dev, or the path of a blind set (.jsonl)",
     )
     ap.add_argument(
         "--workspace",

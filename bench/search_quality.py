@@ -26,16 +26,20 @@ KINDS = ("keyword", "paraphrase", "question", "other", "typo")
 #: as queries.jsonl). Blind when first run; tuned on since, like queries.jsonl.
 FRESH = EVAL / "fresh.jsonl"
 FRESH3 = EVAL / "fresh3.jsonl"
+#: The third such set, on a workspace of its own (development data since its one blind run).
+FRESH4 = EVAL / "fresh4" / "fresh4.jsonl"
+FRESH4_WORKSPACE = EVAL / "fresh4" / "workspace"
 
 
 def load_queries(split: str) -> list[dict[str, Any]]:
     """The queries of ``split``: ``tune`` or ``holdout`` (queries.jsonl), ``all`` (both),
-    ``fresh`` (fresh.jsonl), ``fresh3`` (fresh3.jsonl), ``dev`` (all of these), or the path of
-    another file in the same format (a blind set)."""
+    ``fresh`` (fresh.jsonl), ``fresh3`` (fresh3.jsonl), ``dev`` (all of these), ``fresh4``
+    (fresh4/fresh4.jsonl, on its own workspace), or the path of another file in the same
+    format (a blind set)."""
     if split == "dev":
         return load_queries("all") + load_queries("fresh") + load_queries("fresh3")
-    if split in ("fresh", "fresh3") or split.endswith(".jsonl"):
-        path = {"fresh": FRESH, "fresh3": FRESH3}.get(split) or Path(split)
+    if split in ("fresh", "fresh3", "fresh4") or split.endswith(".jsonl"):
+        path = {"fresh": FRESH, "fresh3": FRESH3, "fresh4": FRESH4}.get(split) or Path(split)
         if not path.is_file():
             raise SystemExit(f"{path} does not exist")
         text = path.read_text("utf-8")
@@ -47,7 +51,17 @@ def load_queries(split: str) -> list[dict[str, Any]]:
 def is_blind(split: str) -> bool:
     """Whether ``split`` is a query file other than the development sets of bench/eval/search
     (a blind set: the tuning aids refuse it)."""
-    return split.endswith(".jsonl") and Path(split).resolve() not in (FRESH, FRESH3)
+    return split.endswith(".jsonl") and Path(split).resolve() not in (FRESH, FRESH3, FRESH4)
+
+
+def split_workspace(split: str, workspace: Path | None = None) -> Path:
+    """The workspace ``split``'s answer paths are relative to: ``workspace`` when given, the
+    fresh4 workspace for fresh4, else the labelled workspace of bench/eval/search."""
+    if workspace is not None:
+        return workspace
+    if split == "fresh4" or (split.endswith(".jsonl") and Path(split).resolve() == FRESH4):
+        return FRESH4_WORKSPACE
+    return EVAL / "workspace"
 
 
 def is_answer(hit: dict[str, Any], answers: list[dict[str, Any]]) -> bool:
@@ -84,7 +98,7 @@ def backend_env(backend: str) -> Iterator[None]:
 
 
 @contextmanager
-def eval_index(backend: str) -> Iterator[tuple[Any, Any]]:
+def eval_index(backend: str, split: str = "dev") -> Iterator[tuple[Any, Any]]:
     """``(index connection, embedder)`` of a fresh copy of the labelled workspace, indexed
     with ``backend`` (model vectors too when it has them), for the tuning aids that read the
     candidates themselves."""
@@ -94,7 +108,7 @@ def eval_index(backend: str) -> Iterator[tuple[Any, Any]]:
 
     with tempfile.TemporaryDirectory() as tmp, backend_env(backend):
         root = Path(tmp) / "ws"
-        shutil.copytree(EVAL / "workspace", root)
+        shutil.copytree(split_workspace(split), root, ignore=shutil.ignore_patterns(".dreams"))
         ws = Workspace(root)
         emb = search_embedder(ws)
         conn = open_index(ws)
@@ -131,7 +145,7 @@ def evaluate(
     misses: list[str] = []
     with tempfile.TemporaryDirectory() as tmp, backend_env(backend):
         root = Path(tmp) / "ws"
-        copy_workspace(workspace or EVAL / "workspace", root)
+        copy_workspace(split_workspace(split, workspace), root)
         ws = Workspace(root)
         t0 = time.perf_counter()
         search(ws, "warm up", record=False)
@@ -172,7 +186,7 @@ def retrievers(backend: str, split: str) -> dict[str, dict[str, float]]:
     from memcore.search.query import candidates, query_index
 
     per: dict[str, dict[str, list[int]]] = {}
-    with eval_index(backend) as (conn, emb):
+    with eval_index(backend, split) as (conn, emb):
         for q in load_queries(split):
             cands = candidates(conn, q["query"], emb)
 

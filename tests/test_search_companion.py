@@ -56,6 +56,20 @@ def test_only_english_sentences_are_asked_of_the_second_model() -> None:
     assert not asks_in_english("où sont les photos de vacances")
 
 
+def test_a_function_word_shared_with_another_language_does_not_make_a_query_english() -> None:
+    # "was", "a", "in", "me" are function words in English and in German, French or Spanish:
+    # the language with the most function words in the query wins
+    assert not asks_in_english("Was hat der Arzt gesagt?")
+    assert not asks_in_english("à quelle heure part le train ? il a du retard")
+    assert not asks_in_english("¿A dónde va el autobús?")
+    assert not asks_in_english("Wann fahren wir in den Urlaub?")
+    assert not asks_in_english("qui me remplace samedi ?")
+    # English with a foreign name or word in it stays English; punctuation is not a script
+    assert asks_in_english("is there a lift in the building on rue de la Paix")
+    assert asks_in_english("What was my finishing time for Lyon–Paris?")
+    assert asks_in_english("do I need a visa for Brazil")
+
+
 def test_a_pair_of_models_has_its_own_calibration() -> None:
     pair = calibration_for("use-m3-512+minilm-l6-int8")
     assert pair is CALIBRATIONS["use-m3+minilm"] and pair.second_rank != 0

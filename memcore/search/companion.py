@@ -27,7 +27,6 @@ process per index generation.
 from __future__ import annotations
 
 import os
-import re
 import sqlite3
 import threading
 import uuid
@@ -178,20 +177,16 @@ class Opinion:
         return 0.0, 0
 
 
-_WORD_RE = re.compile(r"\w+")
-
-
 def asks_in_english(query: str) -> bool:
-    """Whether ``query`` reads as an English sentence: Latin letters only and at least one
-    English function word ("where", "my", "do"...). The second model is English only, so it is
-    asked only then; a bare keyword query (no function word) needs no paraphrase model, and
-    the first model's place alone ranks it as well (the development queries: 98% of keyword
-    and every typo query has no function word, 99% of paraphrases and every question has)."""
-    from memcore.search.embeddings.hashing import STOP_WORDS
+    """Whether ``query`` reads as an English sentence (``memcore.search.language``: Latin
+    letters only, and more English function words than of any other language). The second
+    model is English only, so it is asked only then; a bare keyword query (no function word)
+    needs no paraphrase model, and the first model's place alone ranks it as well (the
+    development queries: 98% of keyword and every typo query has no function word, 99% of
+    paraphrases and every question has)."""
+    from memcore.search.language import reads_as_english
 
-    if any(ord(ch) > 0x24F for ch in query):  # beyond Latin Extended-B
-        return False
-    return any(w in STOP_WORDS for w in _WORD_RE.findall(query.lower()))
+    return reads_as_english(query)
 
 
 def opinion(conn: sqlite3.Connection, embedder: Embedder | None, query: str) -> Opinion | None:
