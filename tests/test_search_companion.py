@@ -226,3 +226,45 @@ def test_a_chunk_id_used_again_never_inherits_a_second_model_vector(
     for text, context, blob in rows:
         want = second.embed([Chunk(0, 0, text, context).body])[0]
         assert float(np.frombuffer(blob, dtype=np.float32) @ want) > 0.95, text
+
+
+def test_a_chunks_place_by_the_second_model_is_its_place_in_a_stable_sort() -> None:
+    import numpy as np
+
+    from memcore.search.companion import Opinion
+
+    ids = np.array([3, 5, 8, 13, 21, 34], dtype=np.int64)
+    sims = np.array([0.2, 0.9, 0.5, 0.9, 0.5, 0.1], dtype=np.float32)  # two ties
+    view = Opinion(ids, sims, top=3)
+    # 0.9 (id 5) before 0.9 (id 13), then the first 0.5 (id 8): ties in position order
+    assert view.nearest == [5, 13, 8]
+    order = np.argsort(-sims, kind="stable")
+    want = {int(ids[i]): place for place, i in enumerate(order, 1)}
+    cos, places = view.of_many([13, 21, 8, 3, 99, 5])
+    assert places == [want[13], want[21], want[8], want[3], 0, want[5]] == [2, 4, 3, 5, 0, 1]
+    assert cos[4] == 0.0 and cos[0] == pytest.approx(0.9)
+    assert view.of(34) == (pytest.approx(0.1), 6)
+
+
+@pytest.mark.embed
+@needs_pair
+def test_the_second_models_query_vector_is_computed_beside_the_search(
+    pair_ws: Workspace,
+) -> None:
+    import threading
+
+    from memcore.search import dense
+    from memcore.search.connections import IndexPool
+    from memcore.search.query import search
+
+    query = "where do my holiday pictures end up"
+    pool = IndexPool()
+    try:
+        search(pair_ws, query, record=False, pool=pool)  # indexes, keeps the query's vectors
+        kept = search(pair_ws, query, record=False, pool=pool).results  # nothing started
+        dense._queries.clear()  # the second model's vector is now computed on a thread
+        fresh = search(pair_ws, query, record=False, pool=pool).results
+    finally:
+        pool.close()
+    assert fresh == kept and fresh[0]["path"] == "memory/2026-07-01.md"
+    assert not [t for t in threading.enumerate() if t.name == "minilm-query"]  # joined

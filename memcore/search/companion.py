@@ -156,25 +156,47 @@ def _matrix(conn: sqlite3.Connection, second: Embedder) -> tuple[np.ndarray, np.
 
 
 class Opinion:
-    """The second model's view of one query: every chunk's cosine and place."""
+    """The second model's view of one query: every chunk's cosine, its nearest chunks, and
+    the place of any chunk (1-based, as a stable sort of every chunk by cosine would give)."""
 
     def __init__(self, ids: np.ndarray, sims: np.ndarray, top: int = TOP) -> None:
         import numpy as np
 
         self.ids, self.sims = ids, sims
-        order = np.argsort(-sims, kind="stable")
-        self.places = np.empty(len(ids), dtype=np.int64)
-        self.places[order] = np.arange(1, len(ids) + 1)
-        self.nearest = [int(ids[i]) for i in order[:top]]
+        k = min(top, len(ids))
+        best = np.zeros(0, np.intp)
+        if k:  # the k nearest, ties at the edge taken in position order (a stable sort's)
+            falling = -sims
+            edge = np.partition(falling, k - 1)[k - 1]
+            inside = np.flatnonzero(falling < edge)
+            best = np.r_[inside, np.flatnonzero(falling == edge)[: k - len(inside)]]
+            best = best[np.lexsort((best, falling[best]))]
+        self.nearest = [int(ids[i]) for i in best]
+        self._falling = np.sort(-sims)  # places are counted in it (a sort, not an argsort)
+
+    def of_many(self, cids: list[int]) -> tuple[list[float], list[int]]:
+        """(cosines, places) of chunks ``cids``; (0.0, 0) for a chunk without a vector."""
+        import numpy as np
+
+        if not len(self.ids):
+            return [0.0] * len(cids), [0] * len(cids)
+        want = np.asarray(cids, dtype=np.int64)
+        at = np.minimum(np.searchsorted(self.ids, want), len(self.ids) - 1)
+        known = self.ids[at] == want
+        s = -self.sims[at]
+        ahead = np.searchsorted(self._falling, s, "left")  # chunks nearer than it
+        level = np.searchsorted(self._falling, s, "right") - ahead
+        places = ahead + 1
+        for j in np.flatnonzero(known & (level > 1)):  # ties: the earlier position first
+            i = int(at[j])
+            places[j] += int(np.count_nonzero(self.sims[:i] == self.sims[i]))
+        cos = np.where(known, self.sims[at], 0.0)
+        return cos.tolist(), np.where(known, places, 0).tolist()
 
     def of(self, cid: int) -> tuple[float, int]:
         """(cosine, 1-based place) of chunk ``cid``; (0.0, 0) when it has no vector."""
-        import numpy as np
-
-        i = int(np.searchsorted(self.ids, cid))
-        if i < len(self.ids) and int(self.ids[i]) == cid:
-            return float(self.sims[i]), int(self.places[i])
-        return 0.0, 0
+        cos, place = self.of_many([cid])
+        return cos[0], place[0]
 
 
 def asks_in_english(query: str) -> bool:
@@ -189,10 +211,65 @@ def asks_in_english(query: str) -> bool:
     return reads_as_english(query)
 
 
-def opinion(conn: sqlite3.Connection, embedder: Embedder | None, query: str) -> Opinion | None:
+class QueryVector:
+    """The second model's vector of one query, computed on a thread of its own while the
+    search does the rest of its work (FTS5, the first model's vector and product), so an
+    English search on a 2-core machine waits for the longer of the two model calls rather
+    than for both. The thread runs only inside the search that started it, which joins it
+    (:meth:`result`, or :meth:`join` when the search stopped early); a query whose vector the
+    process kept (``dense.query_vector``) starts none."""
+
+    def __init__(self, second: Embedder, query: str) -> None:
+        from memcore.search.dense import kept_query_vector
+
+        self.second, self.query = second, query
+        self._vec = kept_query_vector(second, query)
+        self._error: BaseException | None = None
+        self._thread: threading.Thread | None = None
+        if self._vec is None:
+            # "minilm..." names it one of the model threads a fork may ignore (judge.parallel)
+            self._thread = threading.Thread(target=self._run, name="minilm-query", daemon=True)
+            self._thread.start()
+
+    def _run(self) -> None:
+        from memcore.search.dense import query_vector
+
+        try:
+            self._vec = query_vector(self.second, self.query)
+        except BaseException as exc:  # raised again in the search, by result()
+            self._error = exc
+
+    def join(self) -> None:
+        if self._thread is not None:
+            self._thread.join()
+
+    def result(self) -> np.ndarray:
+        self.join()
+        if self._error is not None:
+            raise self._error
+        assert self._vec is not None
+        return self._vec
+
+
+def start_query(embedder: Embedder | None, query: str) -> QueryVector | None:
+    """The second model's vector of ``query``, started now (None when the second model does
+    not rank this query: no second model, or not an English sentence)."""
+    second = companion_for(embedder)
+    if second is None or not asks_in_english(query):
+        return None
+    return QueryVector(second, query)
+
+
+def opinion(
+    conn: sqlite3.Connection,
+    embedder: Embedder | None,
+    query: str,
+    started: QueryVector | None = None,
+) -> Opinion | None:
     """The second model's cosines of ``query`` with every chunk, or None (no second model, a
     query that is not an English sentence, or vectors that do not match the chunks: the search
-    then goes on with the first model alone, and its calibration)."""
+    then goes on with the first model alone, and its calibration). ``started``: the query's
+    vector from :func:`start_query`, when the search started it early."""
     second = companion_for(embedder)
     if second is None or not asks_in_english(query):
         return None
@@ -205,7 +282,7 @@ def opinion(conn: sqlite3.Connection, embedder: Embedder | None, query: str) -> 
     from memcore.search.dense import query_vector
     from memcore.search.embeddings import one_blas_thread
 
+    qvec = started.result() if started is not None else query_vector(second, query)
     with one_blas_thread():
-        qvec = query_vector(second, query)
         sims = got[1] @ qvec
     return Opinion(got[0], sims)

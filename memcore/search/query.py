@@ -50,6 +50,7 @@ from memcore.workspace.progress import Progress
 
 if TYPE_CHECKING:
     from memcore.recall.log import Event
+    from memcore.search.companion import QueryVector
     from memcore.search.connections import IndexPool
     from memcore.search.embeddings import Embedder
     from memcore.search.recorder import BatchRecorder
@@ -177,6 +178,33 @@ def candidates(
     replaced by the nearest indexed term, see ``memcore.search.fuzzy``). Semantic: the
     ``dense.TOP`` nearest chunks by the model's vectors, when the backend keeps them.
     """
+
+    from memcore.search import companion
+
+    terms = query_terms(query)
+    if not terms:
+        return []
+    figures = _index_figures(conn)
+    if figures.n_total == 0:
+        return []
+    # the second model's query vector, when it ranks this query, on a thread of its own
+    started = companion.start_query(embedder, query)
+    try:
+        return _gather(conn, query, embedder, terms, figures, started)
+    finally:
+        if started is not None:
+            started.join()  # the search stopped early: its thread ends with it
+
+
+def _gather(
+    conn: sqlite3.Connection,
+    query: str,
+    embedder: Embedder | None,
+    terms: list[str],
+    figures: _Figures,
+    started: QueryVector | None,
+) -> list[Candidate]:
+    """:func:`candidates` once the query has terms and the index chunks."""
     import numpy as np
 
     from memcore.search import companion
@@ -186,13 +214,7 @@ def candidates(
     from memcore.search.fusion import calibration_for
     from memcore.search.fuzzy import correct
 
-    terms = query_terms(query)
-    if not terms:
-        return []
-    figures = _index_figures(conn)
     n_total = figures.n_total
-    if n_total == 0:
-        return []
     idfs: list[float] = []
     present: list[str] = []
     absent = 0
@@ -246,7 +268,7 @@ def candidates(
             floor = calibration_for(str(embedder.id)).dense_floor
             near = {cid: c for cid, c in near.items() if c >= floor}
     dense_rank = {cid: i + 1 for i, cid in enumerate(sorted(near, key=lambda k: -near[k]))}
-    view = companion.opinion(conn, embedder, query)  # the second model's, when there is one
+    view = companion.opinion(conn, embedder, query, started)  # the second model's, if any
     second_near = view.nearest if view is not None else []
     if len(every_ids):  # model neighbours that share words with the query
         others = [cid for cid in dict.fromkeys([*near, *second_near]) if cid not in bm25]
@@ -311,8 +333,9 @@ def candidates(
             )
         )
     if view is not None:
-        for c in out:
-            c.second, c.second_rank = view.of(c.id)
+        seconds, places = view.of_many([c.id for c in out])
+        for c, second, second_rank in zip(out, seconds, places, strict=True):
+            c.second, c.second_rank = second, second_rank
     return out
 
 
