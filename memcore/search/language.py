@@ -7,7 +7,8 @@ language model, but its function words tell: "where", "my", "the" are English, "
 function word in English and in another language ("Was habe ich dem Nachbarn geschenkt?",
 "¿A qué hora...?"), so counting English words alone lets such queries through. Each language
 here counts the query's words that are among its most common function words; the query is
-English when English counts the most, strictly.
+English unless another language counts more (a tie is English: "never store money as
+floats" has one function word, "as", which French and Portuguese share).
 
 The lists are the most frequent closed-class words of each language (articles, pronouns,
 prepositions, conjunctions, common auxiliaries and question words), lower-cased, with
@@ -82,8 +83,8 @@ def english_words() -> frozenset[str]:
 
 def reads_as_english(query: str) -> bool:
     """Whether ``query`` reads as an English sentence: no letters beyond Latin script, at
-    least one English function word, and more English function words than of any other
-    language in :data:`OTHER_FUNCTION_WORDS` (see the module docstring)."""
+    least one English function word, and no other language of :data:`OTHER_FUNCTION_WORDS`
+    with more function words in it (see the module docstring)."""
     if any(ord(ch) > 0x24F and ch.isalpha() for ch in query):  # beyond Latin Extended-B
         return False
     words = _WORD_RE.findall(query.lower())
@@ -92,5 +93,5 @@ def reads_as_english(query: str) -> bool:
     if english == 0:
         return False
     return all(
-        sum(1 for w in words if w in vocab) < english for vocab in OTHER_FUNCTION_WORDS.values()
+        sum(1 for w in words if w in vocab) <= english for vocab in OTHER_FUNCTION_WORDS.values()
     )
