@@ -25,7 +25,6 @@ from memcore.journal import runs, wal
 from memcore.journal.runs import Change
 from memcore.promotion.budget import budget_chars, over_budget_error
 from memcore.promotion.dedupe import StatedIndex
-from memcore.promotion.status import nearest_candidates
 from memcore.recall import ledger
 from memcore.recall import mirror as recall_index
 from memcore.recall.entries import is_promoted, normalize_snippet, workspace_rel
@@ -176,18 +175,17 @@ def preview(
     from memcore.recall.columns import rank_mirror  # numpy: only where ranking happens
 
     try:
-        ranking = rank_mirror(conn, now, th, limit=lim, include_promoted=include_promoted)
+        ranking = rank_mirror(
+            conn, now, th, limit=lim, include_promoted=include_promoted, nearest=3
+        )
         totals = recall_index.counts(conn)
     finally:
         conn.close()
     excl = ranking.exclusions
     by_reason = {k: v for k, v in excl.items() if k != "total" and v}
     considered = excl["total"] - excl["promoted"]
-    # No open entry failed a gate: every one is a candidate, so none is near (and scoring
-    # them all again to find that out costs as much as the ranking).
-    gated = any(excl[g] for g in ("recallCount", "uniqueQueries", "relevance", "score"))
     return PromoteResult(
-        nearest=nearest_candidates(ws, now, th, 3) if gated else [],
+        nearest=ranking.nearest,
         ws=ws,
         thresholds=th,
         limit=lim,

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -42,11 +42,13 @@ GATES = ("notDailyNote", "promoted", "recallCount", "uniqueQueries", "relevance"
 
 @dataclass
 class Ranking:
-    """Candidates best first (at most ``limit``), and how many entries each gate excluded."""
+    """Candidates best first (at most ``limit``), how many entries each gate excluded, and
+    the entries nearest to the gates when asked for (:func:`nearest_mirror`'s answer)."""
 
     candidates: list[Candidate]
     exclusions: dict[str, int]
     passing: int  # candidates before the limit
+    nearest: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _clamp(x: np.ndarray) -> np.ndarray:
@@ -61,9 +63,12 @@ def rank_mirror(
     *,
     limit: int | None = None,
     include_promoted: bool = False,
+    nearest: int = 0,
 ) -> Ranking:
     """Rank every entry of the mirror on ``conn`` as :func:`scoring.rank` ranks the entries
-    (same candidates, scores and order), counting the first gate each excluded entry fails."""
+    (same candidates, scores and order), counting the first gate each excluded entry fails.
+    ``nearest``: also the first ``nearest`` of :func:`nearest_mirror`, from the same scan
+    (only the entries that fail a gate are scored for it)."""
     factory = conn.row_factory
     conn.row_factory = None  # plain tuples: a Row per entry costs more than the scoring
     snapshot = not conn.in_transaction
@@ -71,7 +76,7 @@ def rank_mirror(
         conn.execute("BEGIN")
     try:
         with no_gc():  # 100,000 candidates: the collector rescanning them was most of it
-            return _rank(conn, now, th.sanitized(), limit, include_promoted)
+            return _rank(conn, now, th.sanitized(), limit, include_promoted, nearest)
     finally:
         conn.row_factory = factory
         if snapshot and conn.in_transaction:
@@ -84,6 +89,7 @@ def _rank(
     th: Thresholds,
     limit: int | None,
     include_promoted: bool,
+    near_limit: int,
 ) -> Ranking:
     rows = conn.execute(_COLUMNS).fetchall()
     n = len(rows)
@@ -118,6 +124,16 @@ def _rank(
     fail_score = int(np.count_nonzero(rel_ok & ~keep))
 
     sel = np.nonzero(keep)[0]
+    near: list[dict[str, Any]] = []
+    if near_limit > 0:
+        # nearest_mirror's entries (eligible, unpromoted, with recalls) that are no candidate
+        pool = eligible & ~promoted & (count > 0)
+        pool[idx[sel]] = False
+        at = np.nonzero(pool)[0]
+        if len(at):
+            ids = np.array(rowids, dtype=np.int64)[at]
+            near = _nearest(conn, now, th, near_limit, ids, count[at], total[at], uq[at],
+                            last[at], has_last[at])  # fmt: skip
     # rows come in (path, key) order: a stable sort on (-count) then (-score) keeps it for ties
     order = sel[np.argsort(-c[sel], kind="stable")]
     order = order[np.argsort(-score[order], kind="stable")]
@@ -143,7 +159,7 @@ def _rank(
     else:
         by_rowid = _details(conn, [rowids[i] for i in rows_at])
         picked = [by_rowid[rowids[i]] for i in rows_at]
-    return Ranking(_candidates(picked, positions, counts, comps), exclusions, passing)
+    return Ranking(_candidates(picked, positions, counts, comps), exclusions, passing, near)
 
 
 def _frequencies(counts: np.ndarray) -> np.ndarray:
@@ -192,10 +208,6 @@ def nearest_mirror(
     with recalls: the same entries in the same order, scored and gated as arrays (the
     fewest further searches to pass too: one array step per number of searches), with
     candidate JSON and ``whyNot`` built only for the ``limit`` shown."""
-    from memcore.recall.mirror import row_entry
-    from memcore.recall.scoring import diversity, score_entry
-    from memcore.recall.why_not import MAX_SEARCHES, why_not
-
     th = th.sanitized()
     factory = conn.row_factory
     conn.row_factory = None
@@ -213,6 +225,27 @@ def nearest_mirror(
     uq = np.array(cols[3], dtype=np.int64)
     last = np.array([-1 if v is None else v for v in cols[4]], dtype=np.int64)
     has_last = np.array([v is not None for v in cols[4]], dtype=bool)
+    return _nearest(conn, now, th, limit, rowids, count, total, uq, last, has_last)
+
+
+def _nearest(
+    conn: sqlite3.Connection,
+    now: datetime,
+    th: Thresholds,
+    limit: int,
+    rowids: np.ndarray,
+    count: np.ndarray,
+    total: np.ndarray,
+    uq: np.ndarray,
+    last: np.ndarray,
+    has_last: np.ndarray,
+) -> list[dict[str, Any]]:
+    """nearest_mirror over the given rows (unpromoted daily-note entries with recalls; those
+    that pass are left out here); ``th`` sanitised."""
+    from memcore.recall.mirror import row_entry
+    from memcore.recall.scoring import diversity, score_entry
+    from memcore.recall.why_not import MAX_SEARCHES, why_not
+
     _, rel, _, _, raw, _ = _signals(count, total, uq, last, has_last, now, th)
     rel_ok = rel >= th.min_relevance
     passes = (
@@ -244,12 +277,13 @@ def nearest_mirror(
     near = np.nonzero((need < need[edge]) | ((need == need[edge]) & (neg <= neg[edge])))[0]
     picked = _sorted_near(conn, rowids[near], need[near], neg[near])[:limit]
     marks = ",".join("?" * len(picked))
-    by_rowid = {
-        r["rid"]: r
-        for r in conn.execute(
-            f"SELECT rowid AS rid, * FROM recall_index WHERE rowid IN ({marks})", picked
-        )
-    }
+    cur = conn.cursor()
+    cur.row_factory = sqlite3.Row  # row_entry reads the columns by name
+    try:
+        sql = f"SELECT rowid AS rid, * FROM recall_index WHERE rowid IN ({marks})"
+        by_rowid = {r["rid"]: r for r in cur.execute(sql, picked)}
+    finally:
+        cur.close()
     out = []
     for rowid in picked:
         c = score_entry(row_entry(by_rowid[rowid]), now, th)
