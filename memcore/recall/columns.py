@@ -149,8 +149,11 @@ def _rank(
     passing = len(order)
     if limit is not None:
         order = order[: max(0, int(limit))]
-    positions = order.tolist()
-    rows_at = idx[order].tolist()
+    # The candidates are built in row order, then put in rank order: built in rank order,
+    # each one reads rows and numbers scattered over memory (twice the time at 100,000).
+    built_order = np.sort(order)
+    positions = built_order.tolist()
+    rows_at = idx[built_order].tolist()
     comps = [a.tolist() for a in (freq, rel, div, rec, raw, score, age)]
     counts = c.tolist()
     if len(rows_at) * 2 > n:  # most rows: one scan in the same (path, key) order
@@ -159,7 +162,9 @@ def _rank(
     else:
         by_rowid = _details(conn, [rowids[i] for i in rows_at])
         picked = [by_rowid[rowids[i]] for i in rows_at]
-    return Ranking(_candidates(picked, positions, counts, comps), exclusions, passing, near)
+    built = _candidates(picked, positions, counts, comps)
+    ranked = [built[i] for i in np.searchsorted(built_order, order).tolist()]
+    return Ranking(ranked, exclusions, passing, near)
 
 
 def _frequencies(counts: np.ndarray) -> np.ndarray:
