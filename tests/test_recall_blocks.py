@@ -103,6 +103,25 @@ def test_a_file_memcore_wrote_splits_into_its_entries_with_their_hashes(written)
     assert blocks.hashes_of(entries) == by_entry
 
 
+def test_plain_keys_and_escaped_keys_split_alike(ws: Workspace) -> None:
+    """Keys without an escape are read from the blocks themselves, a file with any escaped
+    key by the key pattern: both give the keys and entries a parse gives."""
+    plain = {k: v for k, v in store_entries().items() if "\\" not in json.dumps(k)}
+    for entries in (plain, store_entries()):
+        write_store(ws, Store(entries=entries), NOW)
+        data = ws.store_path.read_bytes()
+        found = blocks.split(data)
+        assert found is not None
+        parsed = orjson.loads(data)["entries"]
+        assert found.keys == list(parsed)
+        assert [found.value(i) for i in range(len(found.keys))] == list(parsed.values())
+    # a quote inside a key's name that is not its end: not split (read whole, and invalid)
+    for entries in (plain, store_entries()):
+        write_store(ws, Store(entries=entries), NOW)
+        data = ws.store_path.read_bytes().replace(b',\n    "memory:', b',\n    "memory"x:', 1)
+        assert blocks.split(data) is None
+
+
 @pytest.mark.parametrize(
     ("layout", "splits"),
     [

@@ -64,15 +64,15 @@ class Blocks:
     keys: list[str]
     parts: list[bytes]
     hashes: list[int]
-    groups: list[bytes]  # each key as the file spells it (JSON, quotes included)
+    names: list[bytes]  # each key as the file spells it between its quotes
 
     def value(self, i: int) -> Any:
         """Parse block ``i``'s entry (raises orjson.JSONDecodeError when the block is not its
         key, ``: `` and one JSON value)."""
-        part, name = self.parts[i], self.groups[i]
-        if not part.startswith(name[1:] + b": "):
+        part, name = self.parts[i], self.names[i]
+        if not part.startswith(name + b'": '):
             raise orjson.JSONDecodeError("block does not start with its key", "", 0)
-        return orjson.loads(part[len(name) + 1 :])
+        return orjson.loads(part[len(name) + 3 :])
 
 
 def split(data: bytes) -> Blocks | None:
@@ -97,8 +97,41 @@ def split(data: bytes) -> Blocks | None:
     parts = data.split(_SEP)
     parts[0] = parts[0][first + _LEAD - 1 :]
     parts[-1] = parts[-1][: len(parts[-1]) - len(tail)]
+    found = _plain_keys(parts)
+    if found is None:
+        found = _escaped_keys(data, first, len(parts))
+    if found is None:
+        return None
+    keys, names = found
+    if len(set(keys)) != len(keys):
+        return None
+    crc32 = zlib.crc32
+    hashes = [(len(p) << 32) | crc32(p) for p in parts]
+    return Blocks(keys, parts, hashes, names)
+
+
+def _plain_keys(parts: list[bytes]) -> tuple[list[str], list[bytes]] | None:
+    """The keys of blocks whose keys have no escape (every key a plain one; else None): each
+    key is its block's bytes up to the first ``": ``, which is its closing quote when no
+    quote or backslash comes before it. One ``find`` a block, no pass of a pattern."""
+    names = [p[: p.find(b'": ')] for p in parts]
+    inner = b'","'.join(names)
+    if b"\\" in inner:
+        return None
+    try:
+        keys = orjson.loads(b'["' + inner + b'"]')
+    except orjson.JSONDecodeError:
+        return None
+    # A name with a quote in it (a block without ``": `` leaves its last byte out, and holds
+    # a quote) makes more strings than names, or invalid JSON.
+    return (keys, names) if len(keys) == len(names) else None
+
+
+def _escaped_keys(data: bytes, first: int, n: int) -> tuple[list[str], list[bytes]] | None:
+    """The keys of every block's first line, read with the JSON string pattern (a key with an
+    escape: a quote, a backslash, a ``\\u`` sequence); None unless there are ``n``."""
     groups = _KEY_LINE.findall(data, first - 1)
-    if len(groups) != len(parts):
+    if len(groups) != n:
         return None
     try:
         keys = orjson.loads(b"[" + b",".join(groups) + b"]")
@@ -106,11 +139,9 @@ def split(data: bytes) -> Blocks | None:
         return None
     # Each group starts a JSON string, so it adds at least one element: as many elements as
     # groups means every group is exactly one string.
-    if len(keys) != len(groups) or len(set(keys)) != len(keys):
+    if len(keys) != len(groups):
         return None
-    crc32 = zlib.crc32
-    hashes = [(len(p) << 32) | crc32(p) for p in parts]
-    return Blocks(keys, parts, hashes, groups)
+    return keys, [g[1:-1] for g in groups]
 
 
 def hashes_of(entries: Mapping[str, Any], *, as_written: bool = False) -> dict[str, int]:

@@ -266,14 +266,18 @@ def _nearest(
     counts, count_at = np.unique(count, return_inverse=True)
     queries, queries_at = np.unique(uq, return_inverse=True)
     needed = np.full(len(open_), MAX_SEARCHES + 1, dtype=np.int64)
-    for k in range(MAX_SEARCHES, 0, -1):  # the smallest k that passes is written last
+    for k in range(1, MAX_SEARCHES + 1):  # each entry gets the smallest k that passes
         freq = np.array([frequency(int(v) + k) for v in counts], dtype=np.float64)[count_at]
         div = np.array([diversity(int(v) + k) for v in queries], dtype=np.float64)[queries_at]
         after = w["frequency"] * freq + w["relevance"] * rel
         after = after + w["diversity"] * div
         after = after + w["recency"] * 1.0
         ok = (count + k >= th.min_recall_count) & (uq + k >= th.min_unique_queries)
-        needed[ok & rel_ok & (after >= th.min_score)] = k
+        needed[(needed > MAX_SEARCHES) & ok & rel_ok & (after >= th.min_score)] = k
+        if np.count_nonzero(needed <= k) >= limit:
+            # The first ``limit`` and their ties all need k or fewer: an entry that needs
+            # more is left after them whether its count is known or not.
+            break
     need, neg = needed, -raw
     order = np.lexsort((neg, need))
     edge = order[min(limit, len(order)) - 1]
