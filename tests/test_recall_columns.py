@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from memcore.recall import mirror as recall_index
 from memcore.recall import scoring
 from memcore.recall.columns import rank_mirror
 from memcore.recall.entries import query_hash
@@ -104,6 +105,11 @@ def test_exclusions_count_the_first_failing_gate(ws: Workspace) -> None:
     finally:
         conn.close()
     assert got.exclusions == {**expected, "total": len(entries)}
+    conn = fresh_mirror(ws, NOW)
+    try:
+        assert got.promoted == recall_index.counts(conn)["promoted"] > 0
+    finally:
+        conn.close()
     assert got.passing == len(scoring.rank(entries.values(), NOW, th))
 
 

@@ -178,7 +178,6 @@ def preview(
         ranking = rank_mirror(
             conn, now, th, limit=lim, include_promoted=include_promoted, nearest=3
         )
-        totals = recall_index.counts(conn)
     finally:
         conn.close()
     excl = ranking.exclusions
@@ -195,8 +194,8 @@ def preview(
             "excluded": sum(v for k, v in by_reason.items() if k != "promoted"),
             "byReason": by_reason,
         },
-        store_entries=totals["entries"],
-        store_promoted=totals["promoted"],
+        store_entries=ranking.exclusions["total"],  # the counts of the same scan
+        store_promoted=ranking.promoted,
     )
 
 

@@ -49,6 +49,7 @@ class Ranking:
     exclusions: dict[str, int]
     passing: int  # candidates before the limit
     nearest: list[dict[str, Any]] = field(default_factory=list)
+    promoted: int = 0  # promoted daily-note entries (the status's count), whatever the gates
 
 
 def _clamp(x: np.ndarray) -> np.ndarray:
@@ -164,7 +165,8 @@ def _rank(
         picked = [by_rowid[rowids[i]] for i in rows_at]
     built = _candidates(picked, positions, counts, comps)
     ranked = [built[i] for i in np.searchsorted(built_order, order).tolist()]
-    return Ranking(ranked, exclusions, passing, near)
+    promoted_total = int(np.count_nonzero(eligible & promoted))
+    return Ranking(ranked, exclusions, passing, near, promoted_total)
 
 
 def _frequencies(counts: np.ndarray) -> np.ndarray:
