@@ -29,6 +29,7 @@ from memcore.promotion.budget import budget_chars, check_growth
 from memcore.workspace.clock import iso_ms, parse_iso, utcnow
 from memcore.workspace.config import load_config
 from memcore.workspace.core import Workspace
+from memcore.workspace.gcpause import no_gc
 from memcore.workspace.progress import Progress
 
 #: The result every run reports (one contract for the CLI, the API and the job).
@@ -162,6 +163,7 @@ def loss_check(plan: Plan, ops: Sequence[Op], fraction: float | None = None) -> 
     )
 
 
+@no_gc()  # the plan's objects are alive: a collection would rescan all of them
 def apply_plan(
     plan: Plan,
     *,

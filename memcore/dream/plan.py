@@ -33,6 +33,7 @@ from memcore.recall.ledger import Meta
 from memcore.workspace.config import load_config
 from memcore.workspace.core import Workspace
 from memcore.workspace.entries import Document, parse
+from memcore.workspace.gcpause import no_gc
 from memcore.workspace.progress import Progress
 
 STEPS = ("promote", "merge", "reconcile", "decay", "forget")
@@ -145,6 +146,7 @@ def _embed(
     return emb, out
 
 
+@no_gc()  # millions of acyclic objects (analyses, pairs, verdicts): rescans cost 4-5 CPU-s
 def build_plan(
     ws: Workspace,
     *,
