@@ -32,7 +32,7 @@ embedder's id so the verdict cache never mixes configurations.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from functools import cached_property
@@ -76,7 +76,7 @@ class Comparison:
 
     a: Analysis
     b: Analysis
-    sim: float | None
+    given_sim: float | None | Callable[[], float | None]  # the cosine, or how to get it
     shared: set[str] = field(default_factory=set)
     only_a: list[str] = field(default_factory=list)
     only_b: list[str] = field(default_factory=list)
@@ -87,6 +87,13 @@ class Comparison:
     change: set[str] = field(default_factory=set)  # change markers in B, not in A
     named_old: list[str] = field(default_factory=list)  # A's values B names (the old value)
     named_old_values: list[Value] = field(default_factory=list)
+
+    @cached_property
+    def sim(self) -> float | None:
+        """The cosine of the two texts (None: no embedder). Taken on first use when given
+        as a function: most verdicts are reached without it."""
+        s = self.given_sim
+        return s() if callable(s) else s
 
     @cached_property
     def swaps(self) -> list[tuple[list[str], list[str]]]:
@@ -131,9 +138,12 @@ def _covered(v: Value, other: Analysis) -> bool:
     return v.kind == "name" and name_covered(v, other)
 
 
-def compare(a: Analysis, b: Analysis, sim: float | None = None) -> Comparison:
+def compare(
+    a: Analysis, b: Analysis, sim: float | None | Callable[[], float | None] = None
+) -> Comparison:
     """The comparison of an older entry ``a`` with a newer entry ``b`` (the per-entry sets
-    it looks things up in are built once per entry: :mod:`memcore.judge.features`)."""
+    it looks things up in are built once per entry: :mod:`memcore.judge.features`; ``sim``
+    may be a function that gives the cosine when it is needed)."""
     c = Comparison(a, b, sim)
     fa, fb = a.features, b.features
     cov_a = [_covered(v, b) for v in a.values]
@@ -503,29 +513,40 @@ class OfflineJudge:
         for t, v in zip(texts, np.asarray(vecs, dtype=np.float32), strict=True):
             self._known[t] = v
 
-    def _sims(self, pairs: Sequence[Pair]) -> list[float | None]:
-        if self.embedder is None or not pairs:
-            return [None] * len(pairs)
-        texts = list(dict.fromkeys(t for a, b in pairs for t in (a.text, b.text)))
-        todo = [t for t in texts if t not in self._known]
-        if todo:
-            fresh = np.asarray(self.embedder.embed(todo), dtype=np.float32)
-            self._known.update(zip(todo, fresh, strict=True))
+    def _embed_missing(self, pairs: Sequence[Pair]) -> None:
+        """Embed, in one batch, the texts of ``pairs`` this judge has no vector of."""
         known = self._known
-        return [float(known[a.text] @ known[b.text]) for a, b in pairs]
+        todo = list(dict.fromkeys(t for a, b in pairs for t in (a.text, b.text) if t not in known))
+        if todo and self.embedder is not None:
+            fresh = np.asarray(self.embedder.embed(todo), dtype=np.float32)
+            known.update(zip(todo, fresh, strict=True))
+
+    def _sim(self, a: EntryView, b: EntryView) -> float:
+        known = self._known
+        return float(known[a.text] @ known[b.text])
 
     def judge(self, pairs: Sequence[Pair]) -> list[Judgement]:
-        """One judgement per pair, in order (the texts are embedded once, in one batch; many
-        pairs are judged on every core: :func:`memcore.judge.parallel.split_map`)."""
-        sims = self._sims(pairs)
-        return split_map(self._judge_with_sim, list(zip(pairs, sims, strict=True)))
+        """One judgement per pair, in order (the texts are embedded once, in one batch, and
+        a pair's cosine is taken only when its verdict needs it; many pairs are judged on
+        every core: :func:`memcore.judge.parallel.split_map`)."""
+        if self.embedder is not None:
+            self._embed_missing(pairs)
+        return split_map(self._judge_pair, list(pairs))
 
-    def _judge_with_sim(self, item: tuple[Pair, float | None]) -> Judgement:
-        (a, b), sim = item
-        return self.judge_one(a, b, sim)
+    def _judge_pair(self, pair: Pair) -> Judgement:
+        a, b = pair
+        if self.embedder is None:
+            return self.judge_one(a, b)
+        return self.judge_one(a, b, lambda: self._sim(a, b))
 
-    def judge_one(self, x: EntryView, y: EntryView, sim: float | None = None) -> Judgement:
-        """The judgement of one pair (either order; the older entry is found by date)."""
+    def judge_one(
+        self,
+        x: EntryView,
+        y: EntryView,
+        sim: float | None | Callable[[], float | None] = None,
+    ) -> Judgement:
+        """The judgement of one pair (either order; the older entry is found by date).
+        ``sim``: the cosine of the two texts, or a function that gives it."""
         if x.scope != y.scope:
             return Judgement(Verdict.UNRELATED, "different scopes: never merged", 1.0)
         dx, dy = x.created_at[:10], y.created_at[:10]
