@@ -76,7 +76,7 @@ class Comparison:
 
     a: Analysis
     b: Analysis
-    given_sim: float | None | Callable[[], float | None]  # the cosine, or how to get it
+    given_sim: float | Callable[[], float | None] | None  # the cosine, or how to get it
     shared: set[str] = field(default_factory=set)
     only_a: list[str] = field(default_factory=list)
     only_b: list[str] = field(default_factory=list)
@@ -139,7 +139,7 @@ def _covered(v: Value, other: Analysis) -> bool:
 
 
 def compare(
-    a: Analysis, b: Analysis, sim: float | None | Callable[[], float | None] = None
+    a: Analysis, b: Analysis, sim: float | Callable[[], float | None] | None = None
 ) -> Comparison:
     """The comparison of an older entry ``a`` with a newer entry ``b`` (the per-entry sets
     it looks things up in are built once per entry: :mod:`memcore.judge.features`; ``sim``
@@ -543,7 +543,7 @@ class OfflineJudge:
         self,
         x: EntryView,
         y: EntryView,
-        sim: float | None | Callable[[], float | None] = None,
+        sim: float | Callable[[], float | None] | None = None,
     ) -> Judgement:
         """The judgement of one pair (either order; the older entry is found by date).
         ``sim``: the cosine of the two texts, or a function that gives it."""
