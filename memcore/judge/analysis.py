@@ -477,7 +477,7 @@ class Analyzer:
         self._collect(texts)
         todo = [t for t in dict.fromkeys(texts) if t not in self._cache]
         if todo:
-            self.preload(dict(zip(todo, split_map(self._analyse, todo), strict=True)))
+            self.preload(dict(zip(todo, split_map(self._analyse_for_pairs, todo), strict=True)))
         return [self.analyse(t) for t in texts]
 
     def analyse_soon(self, texts: Iterable[str]) -> Callable[[], None]:
@@ -490,7 +490,7 @@ class Analyzer:
         texts = list(texts)
         todo = [t for t in dict.fromkeys(texts) if t not in self._cache and t not in self._soon]
         if todo:
-            results = map_soon(self._analyse, todo)
+            results = map_soon(self._analyse_for_pairs, todo)
             done: list[bool] = []
 
             def collect() -> None:
@@ -518,6 +518,15 @@ class Analyzer:
                 self._cache.clear()
             self._cache[text] = hit
         return hit
+
+    def _analyse_for_pairs(self, text: str) -> Analysis:
+        """The analysis with the sets the pair comparison looks up already built (in a
+        worker, they are built beside the candidate search, and once, instead of in every
+        process that judges a share of the pairs)."""
+        an = self._analyse(text)
+        an.features  # noqa: B018  (cached on the analysis, and pickled with it)
+        an.value_norms  # noqa: B018
+        return an
 
     # the steps ----------------------------------------------------------------------------
 

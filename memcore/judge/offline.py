@@ -190,6 +190,7 @@ def compare(
 
 
 _GENERIC = wordset("user team project servic app thing")
+_GENERIC_VERBISH = _GENERIC | slots.VERBISH
 _SLOT_STEMS = frozenset(stem(w) for w in words("port version level host path"))
 # change markers that need the old value named (or a swapped value) to count
 _WEAK_CHANGE = frozenset(
@@ -286,8 +287,14 @@ def decide(c: Comparison, th: Thresholds, newer_by_date: bool) -> tuple[Verdict,
     strong_change = c.change - _WEAK_CHANGE
     # the newer entry talks about the same attribute, not just the same project or person
     named = {stem(v.norm) for v in c.named_old_values}
-    said = a.subject | b.subject | named | _GENERIC | slots.VERBISH if frame else set()
-    attr_other = [t for t in frame if t not in said]  # (the union once, not once per word)
+    attr_other = [  # (no union of the five sets per pair: most pairs test a word or two)
+        t
+        for t in frame
+        if t not in _GENERIC_VERBISH
+        and t not in a.subject
+        and t not in b.subject
+        and t not in named
+    ]
     distinctive = any(
         v.kind in ("ident", "path", "url", "code", "time") for v in c.named_old_values
     )

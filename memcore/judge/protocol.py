@@ -154,6 +154,13 @@ class VerdictCache:
         self.conn = conn
         conn.execute(_SCHEMA)
 
+    def _holds(self, judge_id: str) -> bool:
+        """Whether any verdict of ``judge_id`` is cached."""
+        row = self.conn.execute(
+            "SELECT 1 FROM judge_verdicts WHERE judge = ? LIMIT 1", (judge_id,)
+        ).fetchone()
+        return row is not None
+
     def get_many(
         self, judge_id: str, pairs: Sequence[Pair], keys: Sequence[str] | None = None
     ) -> dict[int, Judgement]:
@@ -162,7 +169,7 @@ class VerdictCache:
         if keys is None:
             keys = [pair_key(a, b) for a, b in pairs]
         found: dict[str, tuple[str, str, float, str | None, str | None]] = {}
-        if keys:
+        if keys and self._holds(judge_id):  # (a first run: no lookup of 70,000 keys)
             for row in self.conn.execute(
                 "SELECT pair, verdict, reason, confidence, newer_side, merged_text"
                 " FROM judge_verdicts WHERE judge = ?"
