@@ -128,3 +128,34 @@ def test_to_json_summary() -> None:
     assert doc["qualifiers"] == ["env:staging"]
     assert {"kind": "num", "value": "8443", "slot": "@port"} in doc["values"]
     assert "now" in doc["change"]
+
+
+def _pattern_only(text: str) -> tuple[tuple[str, str], ...]:
+    """The tokens of the value patterns over the whole text (what raw_tokens must give)."""
+    from memcore.judge.analysis import _TOKEN_RE
+
+    return tuple(
+        ("number" if (m.lastgroup or "word") == "unit" else (m.lastgroup or "word"), m.group(0))
+        for m in _TOKEN_RE.finditer(text)
+    )
+
+
+def test_raw_tokens_plain_words_shortcut_gives_the_patterns_tokens() -> None:
+    import random
+
+    from memcore.judge.analysis import raw_tokens
+
+    tricky = [
+        "Deploy at 9:00 - 17:00 and pay $ 5, then v1.2 ships.",
+        "Use `git push origin main` now; iPhone and eBay are identifiers.",
+        "TF (Terraform) runs on k8s: see ./infra/main.tf or http://x.io/a.",
+        "Kofi's dashboard: e.g. 20 ms, 5ms, 3 GB, 10% and 21°C!",
+        "mail ops@example.com or #ops-chat, node_version=20 and a.b.c",
+        "Prix : 5 € ; déjà vu — Grüße aus Köln 中文 あいう",
+        "  double  spaces\tand a tab\nand a line  ",
+    ]
+    rng = random.Random(11)
+    pieces = [*"abXY iPh0123456789 .,;:!?-/@#$_'’=()`~é中", " - ", "$ 5", "9:00", "v2"]
+    fuzz = ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 20))) for _ in range(3000)]
+    for text in tricky + fuzz:
+        assert raw_tokens(text) == _pattern_only(text), text
