@@ -9,9 +9,10 @@ of the file is never overridden by the database). Hand-written entries get defau
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -61,9 +62,11 @@ class Meta:
     stored: bool = False  # a ledger row exists
 
     def to_json(self) -> dict[str, Any]:
-        d = asdict(self)
-        d.pop("stored")
-        return d
+        # every field is a plain value: no deep copy (asdict) needed, the same dict
+        return {name: getattr(self, name) for name in _META_JSON_FIELDS}
+
+
+_META_JSON_FIELDS = tuple(f.name for f in dataclasses.fields(Meta) if f.name != "stored")
 
 
 def ensure_schema(conn: sqlite3.Connection) -> None:
