@@ -159,3 +159,40 @@ def test_raw_tokens_plain_words_shortcut_gives_the_patterns_tokens() -> None:
     fuzz = ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 20))) for _ in range(3000)]
     for text in tricky + fuzz:
         assert raw_tokens(text) == _pattern_only(text), text
+
+
+_MARKERS = (
+    "now|no longer|not any more|anymore|moved|moving|switched|replaced|instead|deprecated|"
+    "migrated|upgraded|bumped|downgraded|took over|taken over|handed it over|renamed|dropped|"
+    "retired|stopped|changed|rewritten|removed|cancelled|gone|frozen|adopted|is back|back on|"
+    "again|from now on|going forward|passed to|down to|lifted|abandoned|phased out|superseded|"
+    "sunsetted|end of life|transitioned|tightened|raised to|lowered to|increased to|reduced to|"
+    "under the new|this year|since the change|after the big-x upgrade|maintenant|jetzt|nun|"
+    "nicht mehr|keine mehr|ersetzt|umgestellt|gewechselt|migriert|verschoben|stattdessen|ahora|"
+    "ya no|reemplazado|sustituido|migrado|en lugar de|en vez de|n'est plus|ne fait plus|"
+    "from|off|out of|instead of|replacing|dropping|stopped using|retiring|removal|deprecation|"
+    "cancel|sunset|désormais|remplacée|现在改为|もう"
+)
+_MARKER_SAMPLES = _MARKERS.split("|")
+
+
+def test_change_markers_shortcut_finds_what_the_patterns_find() -> None:
+    import random
+
+    from memcore.judge import analysis as an
+
+    def by_pattern(text: str) -> tuple[set[str], bool]:
+        change = {m.group(0).lower() for m in an._CHANGE_RE.finditer(text)}
+        change |= {c for c in an._CJK_CHANGE if c in text}
+        return change, an._CHANGE_OBJECT_HINT_RE.search(text) is not None
+
+    rng = random.Random(5)
+    words = [
+        *_MARKER_SAMPLES,
+        *["the", "a", "ports", "x-y", "v2", "over-the", "nowhere", "snow", "known", "Kofi"],
+    ]
+    texts = [f"The {s} part." for s in _MARKER_SAMPLES] + [s.upper() for s in _MARKER_SAMPLES]
+    texts += [" ".join(rng.choice(words) for _ in range(rng.randint(1, 8))) for _ in range(5000)]
+    for text in texts:
+        assert (an._change_words(text), an._has_change_object_hint(text)) == by_pattern(text)
+    assert all(by_pattern(f"The {s} part.") != (set(), False) for s in _MARKER_SAMPLES)

@@ -43,6 +43,7 @@ from memcore.judge.aliases import (
     SYNONYMS,
     UNITS,
     AliasTable,
+    words,
     wordset,
 )
 from memcore.judge.features import Features
@@ -124,6 +125,46 @@ _CHANGE_OBJECT_HINT_RE = re.compile(
     re.IGNORECASE,
 )
 _CJK_CHANGE = ("现在", "改为", "替换", "不再", "変更", "移行", "もう", "今は", "現在")
+
+# Words one of which every change marker of _CHANGE_RE contains (lower-cased, ASCII): an
+# ASCII text with none of them has no marker, and the pattern (tried at every place of the
+# text) need not run. A marker added to _CHANGE_RE needs its word here.
+_CHANGE_KEYS = (
+    *words(
+        """now longer more mov switch replac instead deprecat migr upgrad bump downgrad over
+        renamed dropped retired stopped changed rewritten removed cancel gone frozen adopted back
+        again forward passed down lifted abandon phased supersed sunset transition tighten
+        raised lowered increased reduced maintenant jetzt nun mehr ersetzt umgestellt
+        gewechselt verschoben stattdessen ahora reemplaz sustitu plus"""
+    ),
+    *("end of life", "under the new", "this year", "since the", "after the", "ya no"),
+    *("en lugar de", "en vez de"),
+)
+# _CHANGE_OBJECT_HINT_RE's words (it is a case-insensitive search for any of them)
+_CHANGE_OBJECT_HINTS = (
+    *words("from off replac dropp retir remov deprecat gone cancel frozen sunset"),
+    *("out of", "instead of", "no longer", "stopped using"),
+)
+
+
+def _change_words(text: str) -> set[str]:
+    """The change markers of ``text``, lower-cased (_CHANGE_RE's and the CJK ones)."""
+    if text.isascii():  # (no CJK marker then, and lower() is the pattern's case folding)
+        low = text.lower()
+        if not any(k in low for k in _CHANGE_KEYS):
+            return set()
+    change = {m.group(0).lower() for m in _CHANGE_RE.finditer(text)}
+    change |= {c for c in _CJK_CHANGE if c in text}
+    return change
+
+
+def _has_change_object_hint(text: str) -> bool:
+    """``_CHANGE_OBJECT_HINT_RE.search(text)`` is not None (substring tests for ASCII text)."""
+    if text.isascii():
+        low = text.lower()
+        return any(k in low for k in _CHANGE_OBJECT_HINTS)
+    return _CHANGE_OBJECT_HINT_RE.search(text) is not None
+
 
 # qualifier phrases on the canonical token string: regex -> (kind, value)
 _Q: list[tuple[str, str, str]] = [
@@ -372,6 +413,7 @@ def canon_word(word: str) -> str:
     return _canon_word(word)
 
 
+@lru_cache(maxsize=65536)
 @lru_cache(maxsize=65536)
 def detect_lang(text: str) -> str:
     """en, fr, de, es, zh, ja or other: script first, then the most frequent stop words."""
@@ -707,8 +749,7 @@ class Analyzer:
             else:
                 tokens.append(t if "_" in t else _canon_word(t))
         content = frozenset(t for t in tokens if t not in NEGATIONS)
-        change = {m.group(0).lower() for m in _CHANGE_RE.finditer(text)}
-        change |= {c for c in _CJK_CHANGE if c in text}
+        change = _change_words(text)
         low_text = _NOT_NEGATION_RE.sub(" ", text.lower())
         negated = (
             any(t in NEGATIONS or t.endswith("n't") for t in re.findall(r"[\w']+", low_text))
@@ -737,7 +778,7 @@ class Analyzer:
                 (m.group(1) or m.group(2) or m.group(3) or "").strip(" .,;:").lower()
                 for m in _CHANGE_OBJECT_RE.finditer(text)
             )
-            if _CHANGE_OBJECT_HINT_RE.search(text)
+            if _has_change_object_hint(text)
             else (),
         )
 
