@@ -148,8 +148,8 @@ def test_sigterm_past_the_grace_answers_json_503_without_tracebacks(ws: Workspac
 
 
 def test_concurrent_searches_record_while_another_process_holds_the_lock(ws: Workspace) -> None:
-    """Searches of one workspace run side by side and never wait for the workspace lock: hits
-    go to the recall log while a dream (here: another process) holds it; none is lost."""
+    """Concurrent searches of one workspace never wait for the workspace lock: hits go to the
+    recall log while a dream (here: another process) holds it; none is lost."""
     import asyncio
 
     import httpx
@@ -176,7 +176,6 @@ def test_concurrent_searches_record_while_another_process_holds_the_lock(ws: Wor
     with gateway([ws], scheduler=False) as (running, _client, _):
         with held_lock(ws):
             answers = asyncio.run(many(running.url, 24))
-            assert running.gateway.search_pool._max_workers > 1  # not one queue per workspace
         assert all(r.status_code == 200 for r in answers), [r.text for r in answers][:2]
         hits = sum(len(r.json()["results"]) for r in answers)
         assert hits >= 24 and all(r.json()["recordError"] is None for r in answers)

@@ -30,6 +30,7 @@ from memcore.gateway.security import Guard, Schema, read_json
 from memcore.gateway.workspaces import Served, pick
 from memcore.schedule import jobs as schedule
 from memcore.search.connections import IndexPool
+from memcore.search.lanes import SearchLanes
 from memcore.search.recorder import BatchRecorder
 from memcore.workspace.clock import utcnow
 from memcore.workspace.jsonkeys import camel_keys
@@ -59,9 +60,10 @@ STATIC = {
 }
 
 Handler = Callable[[Request], Awaitable[Response]]
-#: Threads for searches. More than cores: concurrent searches share one model call for their
-#: query vectors (memcore.search.embeddings.combined), so more waiting searches make fewer,
-#: larger calls (200 concurrent searches: 2.6 gateway CPU-s with 16 threads, 3.4 with 6).
+#: Threads for searches, shared by the workspaces' lanes (memcore.search.lanes); a batch's
+#: searches are spread over up to this many once their query vectors are in (200 concurrent
+#: searches of one workspace at load 12-19: 1.7-2.1 gateway CPU-s spread over 16 threads,
+#: 1.9-2.2 over 4, 2.2-2.6 over 1, where the one thread also got the least of the machine).
 SEARCH_WORKERS = 16
 
 
@@ -79,6 +81,8 @@ class Gateway:
         # one fold per batch): a search answers without waiting for the store rewrite.
         self.recorder = BatchRecorder()
         self.index_pool = IndexPool()  # index connections kept open between searches
+        # one lane per workspace: the searches waiting in it run as one batch
+        self.lanes = SearchLanes(self.search_pool, width=SEARCH_WORKERS)
         scheduler.after_run = self._after_run
 
     @staticmethod
@@ -305,16 +309,19 @@ async def search_route(gw: Gateway, request: Request) -> Response:
     limit = body.get("limit", 10)
     if not 1 <= limit <= 100:
         raise HTTPProblem(400, "field 'limit' must be from 1 to 100")
-    from memcore.search.query import search
+    from memcore.search.query import prefetch_queries, search
 
-    # No per-workspace queue: searches of one workspace run side by side (WAL readers never
-    # wait for the index writer) and hand their hits to the batch recorder (one writer,
-    # folded when the lock is free), so neither a slow search, the store rewrite nor a dream
-    # run holding the lock stalls the others.
+    # The searches of one workspace wait in its lane and run in batches, one thread per
+    # workspace (memcore.search.lanes); they hand their hits to the batch recorder (one
+    # writer, folded when the lock is free), so neither the store rewrite nor a dream run
+    # holding the lock stalls them, and one workspace's searches never wait for another's.
+    pool = gw.index_pool
+    since = pool.mark()  # any index update that starts from now on serves this search
     run = functools.partial(
-        search, s.ws, query, limit=limit, now=utcnow(), recorder=gw.recorder, pool=gw.index_pool
+        search, s.ws, query, limit=limit, now=utcnow(), recorder=gw.recorder, pool=pool, since=since
     )
-    res = await asyncio.get_running_loop().run_in_executor(gw.search_pool, run)
+    prefetch = functools.partial(prefetch_queries, s.ws)
+    res = await asyncio.wrap_future(gw.lanes.submit(str(s.ws.root), query, run, prefetch))
     out = res.to_json()
     out["recorded"] = res.recorded
     out["recordError"] = res.record_error
@@ -502,6 +509,7 @@ def create_app(gw: Gateway) -> Starlette:
             # fold waits for no lock: with a run holding it, the batch stays in the recall log)
             await asyncio.to_thread(gw.recorder.close, gw.scheduler.shutdown_grace)
             await gw.scheduler.stop()
+            gw.lanes.close()
             gw.search_pool.shutdown(wait=False, cancel_futures=True)
             gw.index_pool.close()
 

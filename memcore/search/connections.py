@@ -16,7 +16,9 @@ A pool also shares the index update between concurrent searches of one database
 it needs an update (a scan of the workspace, a look at the index) that *started* after it
 arrived, but not one of its own. While one update runs, the searches that arrive wait for the
 next one, which one of them runs for all; 200 searches arriving together make a few updates,
-not 200, and each still sees every file as it was when it arrived. The pool's
+not 200, and each still sees every file as it was when it arrived. A search that is run later
+than it arrived (a server's queue) passes the pool's :meth:`IndexPool.mark` of its arrival,
+and any update that started after that mark serves it. The pool's
 :class:`memcore.search.watch.ScanWatch` lets an update reuse the last scan of the workspace's
 files while nothing in the folders it walked changed.
 """
@@ -45,7 +47,8 @@ T = TypeVar("T")
 
 @dataclass
 class _Updates:
-    """One database's shared index updates: how many started, the last that finished."""
+    """One database's shared index updates: the start marks (:meth:`IndexPool.mark`) of the
+    last one that started and of the last one that finished."""
 
     started: int = 0
     finished: int = 0
@@ -89,6 +92,7 @@ class IndexPool:
         self._closed = False
         self._updates: dict[str, _Updates] = {}
         self._updated = threading.Condition()
+        self._starts = 0  # updates started, of every database (the marks)
         self.updates_run = 0  # updates this pool ran (tests and benchmarks)
         # the scans of the workspaces' files, kept while nothing changed (memcore.search.watch)
         self.watch = ScanWatch()
@@ -147,22 +151,29 @@ class IndexPool:
             else:
                 _close([conn])
 
-    def shared_update(self, key: str, update: Callable[[], T]) -> T:
-        """The result of an ``update`` run that started after this call: run here, or by a
-        concurrent caller with the same ``key`` (see module doc). An update that raises
-        raises in its caller and in every caller that waited for it (each then does what a
-        failed update of its own would have made it do: a search falls back to a copy of the
-        index), rather than each running its own after it, one at a time."""
+    def mark(self) -> int:
+        """A mark of this moment for :meth:`shared_update`'s ``since``: the updates started so
+        far (of any database)."""
+        with self._updated:
+            return self._starts
+
+    def shared_update(self, key: str, update: Callable[[], T], since: int | None = None) -> T:
+        """The result of an ``update`` run that started after this call (or after the moment
+        of ``since``, a :meth:`mark`): run here, or by a concurrent caller with the same
+        ``key`` (see module doc). An update that raises raises in its caller and in every
+        caller that waited for it (each then does what a failed update of its own would have
+        made it do: a search falls back to a copy of the index), rather than each running its
+        own after it, one at a time."""
         with self._updated:
             state = self._updates.setdefault(key, _Updates())
-            target = state.started + 1  # the first update that may start after now
-            while state.finished < target:
-                if state.failed is not None and state.failed[0] >= target:
+            after = self._starts if since is None else since  # an update must start past it
+            while state.finished <= after:
+                if state.failed is not None and state.failed[0] > after:
                     raise _again(state.failed[1])
                 if not state.running:
                     state.running = True
-                    state.started += 1
-                    mine = state.started
+                    self._starts += 1
+                    mine = state.started = self._starts
                     break
                 state.waiting += 1
                 self._updated.wait()

@@ -254,6 +254,31 @@ def query_vector(embedder: Embedder, query: str) -> np.ndarray:
     return vec
 
 
+def prefetch_query_vectors(embedder: Embedder, queries: list[str]) -> int:
+    """Put the model's vectors of ``queries`` in :func:`query_vector`'s cache with one model
+    call for those not there yet (a server's batch of searches); returns how many were
+    embedded. Rows of one call equal each query embedded alone up to float rounding."""
+    import numpy as np
+
+    from memcore.search.embeddings import cache_id, one_blas_thread
+
+    cid = cache_id(embedder)
+    with _lock:
+        new = list(dict.fromkeys(q for q in queries if (cid, q) not in _queries))
+    if not new:
+        return 0
+    with one_blas_thread():
+        vectors = np.asarray(embedder.embed(new), dtype=np.float32)
+    with _lock:
+        for q, vec in zip(new, vectors, strict=True):
+            vec.setflags(write=False)  # shared between searches
+            _queries[(cid, q)] = vec
+            _queries.move_to_end((cid, q))
+        while len(_queries) > QUERY_CACHE:
+            _queries.popitem(last=False)
+    return len(new)
+
+
 def nearest(m: Matrix, qvec: np.ndarray, top: int = TOP) -> tuple[dict[int, float], np.ndarray]:
     """The ``top`` chunks nearest to ``qvec`` ({id: similarity}) and the similarities of all
     chunks (aligned with the matrix's ids). Rows and ``qvec`` are L2-normalised, so a dot

@@ -551,6 +551,7 @@ def search(
     progress: Progress | None = None,
     recorder: BatchRecorder | None = None,
     pool: IndexPool | None = None,
+    since: int | None = None,
 ) -> SearchResult:
     """Update the index, search it, and record eligible hits in the recall store (the hits
     scoring at least ``RECORD_MIN_SCORE``).
@@ -564,7 +565,9 @@ def search(
     ``progress`` follows the index update (see ``update_index``). With a ``recorder``
     (a long-lived server) the hits are handed to it and written in its next batch; the search
     does not wait for that (``record_error`` is then the workspace's last batch failure);
-    a ``pool`` lends it an index connection kept open from an earlier search.
+    a ``pool`` lends it an index connection kept open from an earlier search, and ``since``
+    (the pool's ``mark()`` when the search arrived, for one that waited in a queue) lets it
+    take any index update that started after then.
     """
     from memcore.workspace.clock import utcnow
 
@@ -572,7 +575,9 @@ def search(
     warnings: list[str] = []
     embedder = search_embedder(ws, warnings)
     try:
-        report, results = _search_on_disk(ws, query, limit, progress, embedder, warnings, pool)
+        report, results = _search_on_disk(
+            ws, query, limit, progress, embedder, warnings, pool, since
+        )
     except (MemcoreError, sqlite3.Error, OSError) as exc:
         warnings.append(f"index not updated ({exc}); searched a temporary in-memory index")
         report, results = _search_in_memory(ws, query, limit, progress)
@@ -674,6 +679,23 @@ def search_embedder(ws: Workspace, warnings: list[str] | None = None) -> Embedde
         return HashingEmbedder()
 
 
+def prefetch_queries(ws: Workspace, queries: list[str]) -> None:
+    """The model vectors of many searches' ``queries`` of ``ws``, computed now in one call per
+    model (the search model's, and the second model's for the English sentences among them)
+    and kept for those searches (``memcore.search.lanes``). Raises what the models raise."""
+    from memcore.search import companion
+    from memcore.search.dense import prefetch_query_vectors, uses_dense
+
+    embedder = search_embedder(ws)
+    if not uses_dense(embedder):
+        return
+    prefetch_query_vectors(embedder, queries)
+    second = companion.companion_for(embedder)
+    english = [q for q in queries if companion.asks_in_english(q)] if second else []
+    if second is not None and english:
+        prefetch_query_vectors(second, english)
+
+
 def _search_on_disk(
     ws: Workspace,
     query: str,
@@ -682,6 +704,7 @@ def _search_on_disk(
     embedder: Embedder | None = None,
     warnings: list[str] | None = None,
     pool: IndexPool | None = None,
+    since: int | None = None,
 ) -> tuple[IndexReport, list[Any]]:
     from memcore.search.connections import index_connection
     from memcore.search.dense import sync_dense, uses_dense
@@ -702,7 +725,7 @@ def _search_on_disk(
         if pool is not None and progress is None:
             # concurrent searches of this index share one update that began after they did
             key = f"{ws.db_path}\0{embedder.id if embedder is not None else ''}"
-            report, problem = pool.shared_update(key, update)
+            report, problem = pool.shared_update(key, update, since)
         else:
             report, problem = update()
         if problem is not None and warnings is not None:
