@@ -34,7 +34,7 @@ class _Blocker:
         self.started = threading.Event()
         self.release = threading.Event()
 
-    def __call__(self) -> str:
+    def __call__(self, ready: object = None) -> str:
         self.started.set()
         assert self.release.wait(60)
         return "blocked"
@@ -44,9 +44,13 @@ def test_the_searches_waiting_when_a_batch_begins_go_together() -> None:
     prefetched: list[list[str]] = []
     order: list[str] = []
 
-    def job(name: str) -> Callable[[], str]:
-        def run() -> str:
-            order.append(name)
+    def prepare(queries: list[str]) -> int:
+        prefetched.append(queries)
+        return len(prefetched)  # what the batch's searches get
+
+    def job(name: str) -> Callable[[object], str]:
+        def run(ready: object) -> str:
+            order.append(f"{name}:{ready}")
             return name.upper()
 
         return run
@@ -54,15 +58,15 @@ def test_the_searches_waiting_when_a_batch_begins_go_together() -> None:
     with ThreadPoolExecutor(4) as ex:
         lanes = SearchLanes(ex)
         first = _Blocker()
-        f0 = lanes.submit("ws", "q0", first, prefetched.append)
+        f0 = lanes.submit("ws", "q0", first, prepare)
         assert first.started.wait(60)  # the lane's thread is busy with q0
-        futures = [lanes.submit("ws", f"q{i}", job(f"q{i}"), prefetched.append) for i in (1, 2, 3)]
+        futures = [lanes.submit("ws", f"q{i}", job(f"q{i}"), prepare) for i in (1, 2, 3)]
         assert not any(f.done() for f in futures)  # they wait in the lane, not on threads
         first.release.set()
         assert f0.result(60) == "blocked"
         assert [f.result(60) for f in futures] == ["Q1", "Q2", "Q3"]
-    assert order == ["q1", "q2", "q3"]  # in the order they came
-    assert prefetched == [["q1", "q2", "q3"]]  # one prefetch for the batch (none for q0 alone)
+    assert order == ["q1:2", "q2:2", "q3:2"]  # in the order they came, with what was prepared
+    assert prefetched == [["q0"], ["q1", "q2", "q3"]]  # once per batch
     assert lanes.batches == 2
 
 
@@ -73,11 +77,11 @@ def test_a_batch_is_at_most_max_batch_searches() -> None:
         first = _Blocker()
         lanes.submit("ws", "hold", first, prefetched.append)
         assert first.started.wait(60)
-        futures = [lanes.submit("ws", f"q{i}", lambda: None, prefetched.append) for i in range(5)]
+        futures = [lanes.submit("ws", f"q{i}", lambda _: None, prefetched.append) for i in range(5)]
         first.release.set()
         for f in futures:
             f.result(60)
-    assert prefetched == [["q0", "q1"], ["q2", "q3"]]  # then q4 alone, no prefetch
+    assert prefetched == [["hold"], ["q0", "q1"], ["q2", "q3"], ["q4"]]
     assert lanes.batches == 4  # hold, then three batches
 
 
@@ -91,12 +95,12 @@ def test_a_batch_is_spread_over_width_threads_and_its_last_share_goes_on() -> No
         first = _Blocker()
         lanes.submit("ws", "hold", first, prefetched.append)
         assert first.started.wait(60)
-        pair = [lanes.submit("ws", q, both.wait, prefetched.append) for q in ("a", "b")]
+        pair = [lanes.submit("ws", q, lambda _: both.wait(), prefetched.append) for q in ("a", "b")]
         first.release.set()
         assert sorted(f.result(60) for f in pair) == [0, 1]  # both passed the barrier
-        later = [lanes.submit("ws", q, lambda q=q: q, prefetched.append) for q in ("c", "d")]
+        later = [lanes.submit("ws", q, lambda _, q=q: q, prefetched.append) for q in ("c", "d")]
         assert [f.result(60) for f in later] == ["c", "d"]
-    assert prefetched[0] == ["a", "b"]
+    assert prefetched[:2] == [["hold"], ["a", "b"]]
 
 
 def test_another_workspace_never_waits_for_a_busy_lane() -> None:
@@ -105,16 +109,16 @@ def test_another_workspace_never_waits_for_a_busy_lane() -> None:
         slow = _Blocker()
         held = lanes.submit("a", "first build", slow)
         assert slow.started.wait(60)
-        waiting = lanes.submit("a", "behind it", lambda: "a2")
-        other = lanes.submit("b", "kafka", lambda: "b1")
+        waiting = lanes.submit("a", "behind it", lambda _: "a2")
+        other = lanes.submit("b", "kafka", lambda _: "b1")
         assert other.result(60) == "b1"  # while a's lane is still held
         assert not held.done() and not waiting.done()
         slow.release.set()
         assert (held.result(60), waiting.result(60)) == ("blocked", "a2")
 
 
-def test_each_search_gets_its_own_error_and_a_failed_prefetch_is_ignored() -> None:
-    def fails() -> str:
+def test_each_search_gets_its_own_error_and_a_failed_prepare_gives_none() -> None:
+    def fails(ready: object) -> str:
         raise OSError("disk gone")
 
     def bad_prefetch(queries: list[str]) -> None:
@@ -126,11 +130,11 @@ def test_each_search_gets_its_own_error_and_a_failed_prefetch_is_ignored() -> No
         lanes.submit("ws", "q0", first, bad_prefetch)
         assert first.started.wait(60)
         bad = lanes.submit("ws", "q1", fails, bad_prefetch)
-        good = lanes.submit("ws", "q2", lambda: "fine", bad_prefetch)
+        good = lanes.submit("ws", "q2", lambda ready: f"fine {ready}", bad_prefetch)
         first.release.set()
         with pytest.raises(OSError, match="disk gone"):
             bad.result(60)
-        assert good.result(60) == "fine"
+        assert good.result(60) == "fine None"
 
 
 def test_close_cancels_the_waiting_searches_and_refuses_new_ones() -> None:
@@ -139,14 +143,14 @@ def test_close_cancels_the_waiting_searches_and_refuses_new_ones() -> None:
         first = _Blocker()
         running = lanes.submit("ws", "q0", first)
         assert first.started.wait(60)
-        queued = lanes.submit("ws", "q1", lambda: "never")
+        queued = lanes.submit("ws", "q1", lambda _: "never")
         lanes.close()
         first.release.set()
         assert running.result(60) == "blocked"  # a search already running finishes
         with pytest.raises(CancelledError):
             queued.result(60)
         with pytest.raises(RuntimeError, match="closed"):
-            lanes.submit("ws", "q2", lambda: "never").result(60)
+            lanes.submit("ws", "q2", lambda _: "never").result(60)
 
 
 def test_a_search_cancelled_while_waiting_is_skipped() -> None:
@@ -156,8 +160,8 @@ def test_a_search_cancelled_while_waiting_is_skipped() -> None:
         first = _Blocker()
         lanes.submit("ws", "q0", first)
         assert first.started.wait(60)
-        gone = lanes.submit("ws", "q1", lambda: ran.append("q1"))
-        kept = lanes.submit("ws", "q2", lambda: ran.append("q2"))
+        gone = lanes.submit("ws", "q1", lambda _: ran.append("q1"))
+        kept = lanes.submit("ws", "q2", lambda _: ran.append("q2"))
         assert gone.cancel()  # the client went away
         first.release.set()
         kept.result(60)
@@ -209,7 +213,7 @@ def test_queued_searches_of_one_batch_share_one_index_update(ws: Workspace) -> N
                 lanes.submit(
                     str(ws.root),
                     q,
-                    lambda q=q, since=since: search(ws, q, record=False, pool=pool, since=since),
+                    lambda _, q=q, since=since: search(ws, q, record=False, pool=pool, since=since),
                 )
             )
         runs_before = pool.updates_run
@@ -240,7 +244,7 @@ def test_prefetched_query_vectors_are_the_ones_a_search_uses(
 
     from memcore.search import dense
     from memcore.search.companion import ENV, companion_for
-    from memcore.search.query import prefetch_queries, search_embedder
+    from memcore.search.query import prepare_searches, search_embedder
 
     monkeypatch.setitem(os.environ, "MEMCORE_EMBEDDER", "use-m3")
     monkeypatch.delenv(ENV, raising=False)
@@ -262,7 +266,7 @@ def test_prefetched_query_vectors_are_the_ones_a_search_uses(
             return embed(texts)
 
         monkeypatch.setattr(model, "embed", counted)
-    prefetch_queries(ws, [english, german, english])
+    assert prepare_searches(ws, [english, german, english]).data == {}  # no memcore.toml
     assert calls == [(first.id, 2), (second.id, 1)]  # one call per model, no query twice
     assert dense.prefetch_query_vectors(first, [english, german]) == 0  # kept
     for model, query in ((first, english), (first, german), (second, english)):
@@ -270,3 +274,25 @@ def test_prefetched_query_vectors_are_the_ones_a_search_uses(
         alone = np.asarray(model.embed([query]), dtype=np.float32)[0]
         assert np.allclose(kept, alone, atol=1e-6)
     assert len(calls) == 5  # the three `alone` calls above; query_vector embedded nothing
+
+
+def test_a_search_takes_the_settings_its_batch_read(ws: Workspace) -> None:
+    """The batch's ``memcore.toml`` (read once, after every search of it arrived) is the one
+    each search goes by: here ``[search] record = false`` read before the file was removed."""
+    from memcore.search.query import prepare_searches
+    from memcore.search.recorder import BatchRecorder
+
+    (ws.memory_dir / "2026-10-01.md").write_text(
+        "# Day\n\nThe kafka cluster was upgraded.\n", encoding="utf-8"
+    )
+    ws.config_path.write_text("[search]\nrecord = false\nembedder = 'hashing'\n", encoding="utf-8")
+    config = prepare_searches(ws, ["kafka cluster"])
+    ws.config_path.unlink()
+    recorder = BatchRecorder()
+    try:
+        kept = search(ws, "kafka cluster", recorder=recorder, config=config)
+        read = search(ws, "kafka cluster", recorder=recorder)  # reads the (now default) file
+    finally:
+        recorder.close(30)
+    assert kept.results and kept.recorded == 0
+    assert read.recorded == 1

@@ -309,19 +309,24 @@ async def search_route(gw: Gateway, request: Request) -> Response:
     limit = body.get("limit", 10)
     if not 1 <= limit <= 100:
         raise HTTPProblem(400, "field 'limit' must be from 1 to 100")
-    from memcore.search.query import prefetch_queries, search
+    from memcore.search.query import SearchResult, prepare_searches, search
 
-    # The searches of one workspace wait in its lane and run in batches, one thread per
-    # workspace (memcore.search.lanes); they hand their hits to the batch recorder (one
-    # writer, folded when the lock is free), so neither the store rewrite nor a dream run
-    # holding the lock stalls them, and one workspace's searches never wait for another's.
+    # The searches of one workspace wait in its lane and run in batches (memcore.search.lanes);
+    # they hand their hits to the batch recorder (one writer, folded when the lock is free),
+    # so neither the store rewrite nor a dream run holding the lock stalls them, and one
+    # workspace's searches never wait for another's.
     pool = gw.index_pool
     since = pool.mark()  # any index update that starts from now on serves this search
-    run = functools.partial(
-        search, s.ws, query, limit=limit, now=utcnow(), recorder=gw.recorder, pool=pool, since=since
-    )
-    prefetch = functools.partial(prefetch_queries, s.ws)
-    res = await asyncio.wrap_future(gw.lanes.submit(str(s.ws.root), query, run, prefetch))
+    now = utcnow()
+
+    def run(config: Any) -> SearchResult:  # the batch's settings (None: each reads its own)
+        return search(
+            s.ws, query, limit=limit, now=now, recorder=gw.recorder, pool=pool, since=since,
+            config=config,
+        )  # fmt: skip
+
+    prepare = functools.partial(prepare_searches, s.ws)
+    res = await asyncio.wrap_future(gw.lanes.submit(str(s.ws.root), query, run, prepare))
     out = res.to_json()
     out["recorded"] = res.recorded
     out["recordError"] = res.record_error

@@ -243,6 +243,7 @@ def parse_hits(ws: Workspace, results: Iterable[Any]) -> list[Hit]:
     knowledge (OpenClaw's dreaming output, memcore's own, recalled context).
     """
     hits: list[Hit] = []
+    real_root: str | None = None  # resolved once for all the results
     for i, res in enumerate(results):
         if not isinstance(res, Mapping):
             raise InputError(
@@ -267,7 +268,9 @@ def parse_hits(ws: Workspace, results: Iterable[Any]) -> list[Hit]:
             raise InputError(f"result {i}: 'snippet' must be a string")
         if source != "memory":
             continue
-        rel = workspace_rel(ws, path, f"result {i}")
+        if real_root is None:
+            real_root = os.path.realpath(ws.root.absolute())
+        rel = workspace_rel(ws, path, f"result {i}", real_root)
         if not is_daily_note_path(rel):
             continue
         text = clean_snippet(snippet or "")
@@ -335,9 +338,13 @@ def _key_num(value: float) -> int | float:
     return int(value) if float(value).is_integer() else value
 
 
-def workspace_rel(ws: Workspace, path: str, what: str = "path") -> str:
+def workspace_rel(
+    ws: Workspace, path: str, what: str = "path", real_root: str | None = None
+) -> str:
     """``path`` as a workspace-relative POSIX path; InputError when it is not inside the
-    workspace (``..``, an absolute path elsewhere, a symlink resolving outside, a NUL)."""
+    workspace (``..``, an absolute path elsewhere, a symlink resolving outside, a NUL).
+    ``real_root`` is the workspace folder's ``os.path.realpath`` when the caller has it (many
+    paths checked at once)."""
     allowed = f"a daily note memory/[<sub>/]YYYY-MM-DD[-HHMM].md inside {ws.root}"
     if "\x00" in path or any(ord(ch) < 32 for ch in path):
         raise InputError(f"{what}: 'path' {path!r} holds control characters; allowed: {allowed}")
@@ -360,7 +367,8 @@ def workspace_rel(ws: Workspace, path: str, what: str = "path") -> str:
         rel = norm
     # os.path on strings: a search records a few hits per call, and Path.resolve cost more
     # than the rest of checking them
-    real_root = os.path.realpath(root)
+    if real_root is None:
+        real_root = os.path.realpath(root)
     real = os.path.realpath(os.path.join(root, rel))
     try:
         os.stat(real)

@@ -7,8 +7,9 @@ alone, and those calls, one at a time (the queries waiting meanwhile went into t
 the longest path of 200 concurrent searches. :class:`SearchLanes` gives each workspace a lane
 instead: its searches queue there, and a batch takes every search waiting when it begins (at
 most :data:`MAX_BATCH`). The model's vectors of all its queries are computed first, in one call
-per model, while no other search of the lane runs (the caller's ``prefetch``:
-:func:`memcore.search.query.prefetch_queries` in the gateway); then the batch's searches are
+per model, while no other search of the lane runs (the caller's ``prepare``:
+:func:`memcore.search.query.prepare_searches` in the gateway, which also reads the workspace's
+settings once for the batch); then the batch's searches are
 spread over up to ``width`` threads, each answer handed back as soon as it is ready, and
 whichever share ends last begins the next batch. Lanes of different workspaces are
 independent, so a slow workspace (a first index build) holds up only its own searches.
@@ -34,7 +35,7 @@ MAX_BATCH = 64
 @dataclass
 class _Job:
     query: str
-    run: Callable[[], Any]
+    run: Callable[[Any], Any]
     future: Future[Any] = field(default_factory=Future)
 
 
@@ -48,11 +49,11 @@ class SearchLanes:
     """One queue per workspace, drained in batches on ``executor``'s threads, a batch's
     searches spread over up to ``width`` of them (module doc).
 
-    ``submit(key, query, run, prefetch)`` queues ``run`` (the search) under ``key`` (the
+    ``submit(key, query, run, prepare)`` queues ``run`` (the search) under ``key`` (the
     workspace) and returns a Future of its result. Before a batch's searches run,
-    ``prefetch(queries)`` is called once with the batch's queries (the model's vectors of them
-    all, in one call); its failure is ignored (each search then embeds its own query and meets
-    the error itself)."""
+    ``prepare(queries)`` is called once with the batch's queries (the model's vectors of them
+    all, in one call, and what every search of the batch reads alike); each ``run`` gets what
+    it returned, or None when it failed (each search then meets the problem itself)."""
 
     def __init__(self, executor: Executor, max_batch: int = MAX_BATCH, width: int = 1) -> None:
         self._executor = executor
@@ -67,8 +68,8 @@ class SearchLanes:
         self,
         key: str,
         query: str,
-        run: Callable[[], Any],
-        prefetch: Callable[[list[str]], object] | None = None,
+        run: Callable[[Any], Any],
+        prepare: Callable[[list[str]], Any] | None = None,
     ) -> Future[Any]:
         job = _Job(query, run)
         with self._lock:
@@ -81,7 +82,7 @@ class SearchLanes:
             lane.draining = True
         if start:
             try:
-                self._executor.submit(self._drain, key, lane, prefetch)
+                self._executor.submit(self._drain, key, lane, prepare)
             except RuntimeError as exc:  # the executor was shut down
                 with self._lock:
                     lane.draining = False
@@ -101,45 +102,47 @@ class SearchLanes:
                     del self._lanes[key]
             return batch
 
-    def _drain(self, key: str, lane: _Lane, prefetch: Callable[[list[str]], object] | None) -> None:
+    def _drain(self, key: str, lane: _Lane, prepare: Callable[[list[str]], Any] | None) -> None:
         """Run the lane's batches until it is empty. A batch's searches are spread over up to
         ``width`` threads (this one and tasks of the executor); whichever finishes its share
         last goes on with the next batch, so no thread ever waits for another."""
         while batch := self._take(key, lane):
             self.batches += 1
-            if prefetch is not None and len(batch) > 1:
+            ready = None
+            if prepare is not None:
                 with contextlib.suppress(Exception):  # each search meets the problem itself
-                    prefetch([j.query for j in batch])
+                    ready = prepare([j.query for j in batch])
             parts = [batch[i :: self._width] for i in range(min(self._width, len(batch)))]
             left = [len(parts)]
             for part in parts[1:]:
                 try:
-                    self._executor.submit(self._run_part, key, lane, prefetch, part, left)
+                    self._executor.submit(self._run_part, key, lane, prepare, part, ready, left)
                 except RuntimeError:  # shut down: this thread runs that share too
                     parts[0].extend(part)
                     with self._lock:
                         left[0] -= 1
-            if not self._run_jobs(parts[0], left):
+            if not self._run_jobs(parts[0], ready, left):
                 return  # another share is still running; its thread goes on with the lane
 
     def _run_part(
         self,
         key: str,
         lane: _Lane,
-        prefetch: Callable[[list[str]], object] | None,
+        prepare: Callable[[list[str]], Any] | None,
         part: list[_Job],
+        ready: Any,
         left: list[int],
     ) -> None:
-        if self._run_jobs(part, left):
-            self._drain(key, lane, prefetch)
+        if self._run_jobs(part, ready, left):
+            self._drain(key, lane, prepare)
 
-    def _run_jobs(self, jobs: list[_Job], left: list[int]) -> bool:
+    def _run_jobs(self, jobs: list[_Job], ready: Any, left: list[int]) -> bool:
         """Run ``jobs``, each answer handed over at once; True for the batch's last share."""
         for job in jobs:
             if not job.future.set_running_or_notify_cancel():
                 continue
             try:
-                job.future.set_result(job.run())
+                job.future.set_result(job.run(ready))
             except BaseException as exc:
                 job.future.set_exception(exc)
         with self._lock:

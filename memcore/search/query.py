@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from memcore.search.connections import IndexPool
     from memcore.search.embeddings import Embedder
     from memcore.search.recorder import BatchRecorder
-    from memcore.workspace.config import DreamingSettings
+    from memcore.workspace.config import Config, DreamingSettings
 
 __all__ = [
     "Chunk",
@@ -552,6 +552,7 @@ def search(
     recorder: BatchRecorder | None = None,
     pool: IndexPool | None = None,
     since: int | None = None,
+    config: Config | None = None,
 ) -> SearchResult:
     """Update the index, search it, and record eligible hits in the recall store (the hits
     scoring at least ``RECORD_MIN_SCORE``).
@@ -567,13 +568,15 @@ def search(
     does not wait for that (``record_error`` is then the workspace's last batch failure);
     a ``pool`` lends it an index connection kept open from an earlier search, and ``since``
     (the pool's ``mark()`` when the search arrived, for one that waited in a queue) lets it
-    take any index update that started after then.
+    take any index update that started after then; ``config`` is the workspace's
+    ``memcore.toml`` when the caller read it after the search arrived (once for a batch of
+    searches, see :func:`prepare_searches`), else it is read here.
     """
     from memcore.workspace.clock import utcnow
 
     now = now or utcnow()
     warnings: list[str] = []
-    embedder = search_embedder(ws, warnings)
+    embedder = search_embedder(ws, warnings, config)
     try:
         report, results = _search_on_disk(
             ws, query, limit, progress, embedder, warnings, pool, since
@@ -585,7 +588,7 @@ def search(
     out = SearchResult(query=query, results=results, warnings=warnings, index=report)
     recalled = [r for r in results if r["score"] >= RECORD_MIN_SCORE]
     if record and recalled and recorder is not None:
-        out.recorded, out.record_error = _submit(recorder, ws, query, recalled, now, origin)
+        out.recorded, out.record_error = _submit(recorder, ws, query, recalled, now, origin, config)
     elif record and recalled:
         out.recorded, out.record_error, notices = _record(
             ws, query, recalled, now, settings, lock_timeout, origin
@@ -602,12 +605,15 @@ def _submit(
     results: list[dict[str, Any]],
     now: datetime,
     origin: str,
+    config: Config | None = None,
 ) -> tuple[int, str | None]:
     """Hand a search's hits to the batch recorder: (hits accepted, last batch error)."""
     from memcore.workspace.config import get_bool, load_config
 
     try:
-        recall = get_bool(load_config(ws), "search", "record", True)
+        recall = get_bool(
+            config if config is not None else load_config(ws), "search", "record", True
+        )
         n = recorder.submit(ws, query, results, now, origin, recall=recall)
     except Exception as exc:
         message = f"recall recording failed: {exc}"
@@ -661,17 +667,22 @@ def record_batch(
     return error
 
 
-def search_embedder(ws: Workspace, warnings: list[str] | None = None) -> Embedder:
+def search_embedder(
+    ws: Workspace, warnings: list[str] | None = None, config: Config | None = None
+) -> Embedder:
     """The search model: ``[search] embedder``, else $MEMCORE_EMBEDDER, else ``auto`` (see
     ``memcore.search.embeddings``). A model that cannot be loaded (the extra missing, a bad
-    file) or an invalid setting falls back to the hashing backend, said in ``warnings``."""
+    file) or an invalid setting falls back to the hashing backend, said in ``warnings``.
+    ``config``: the workspace's settings when the caller has read them."""
     from memcore.errors import ConfigError
     from memcore.search.embeddings import get_embedder
     from memcore.search.embeddings.hashing import HashingEmbedder
     from memcore.workspace.config import get_str, load_config
 
     try:
-        name = get_str(load_config(ws), "search", "embedder", None)
+        name = get_str(
+            config if config is not None else load_config(ws), "search", "embedder", None
+        )
         return get_embedder(name)
     except (ConfigError, MemcoreError, OSError) as exc:
         if warnings is not None:
@@ -679,21 +690,26 @@ def search_embedder(ws: Workspace, warnings: list[str] | None = None) -> Embedde
         return HashingEmbedder()
 
 
-def prefetch_queries(ws: Workspace, queries: list[str]) -> None:
-    """The model vectors of many searches' ``queries`` of ``ws``, computed now in one call per
-    model (the search model's, and the second model's for the English sentences among them)
-    and kept for those searches (``memcore.search.lanes``). Raises what the models raise."""
+def prepare_searches(ws: Workspace, queries: list[str]) -> Config:
+    """What a batch of searches of ``ws`` (``memcore.search.lanes``) shares, read once now,
+    after every one of them arrived: the workspace's settings (returned, for each search's
+    ``config``) and the model vectors of their ``queries``, computed in one call per model
+    (the search model's, and the second model's for the English sentences among them) and
+    kept for those searches. Raises what reading the settings or the models raise."""
     from memcore.search import companion
     from memcore.search.dense import prefetch_query_vectors, uses_dense
+    from memcore.workspace.config import load_config
 
-    embedder = search_embedder(ws)
+    config = load_config(ws)
+    embedder = search_embedder(ws, None, config)
     if not uses_dense(embedder):
-        return
+        return config
     prefetch_query_vectors(embedder, queries)
     second = companion.companion_for(embedder)
     english = [q for q in queries if companion.asks_in_english(q)] if second else []
     if second is not None and english:
         prefetch_query_vectors(second, english)
+    return config
 
 
 def _search_on_disk(
