@@ -39,8 +39,9 @@ MAX_BATCH = 2000
 #: A recording lands this much later; a search never waits for it.
 GROUP_WINDOW = 0.05
 #: While searches keep coming (the writer took a batch less than ``BUSY_AFTER`` seconds ago)
-#: it waits this long instead: 200 concurrent searches of one workspace made 25-33 folds of
-#: 10-20 CPU-ms each with the short window, every one a rewrite of the whole store.
+#: it waits this long instead: 200 concurrent searches of one workspace made 11 folds of 12-22
+#: CPU-ms each with the short window (25-33 when answered one at a time), each a rewrite of the
+#: whole store; 5-6 with this one.
 BUSY_WINDOW = 0.25
 BUSY_AFTER = 1.0
 
