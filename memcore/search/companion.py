@@ -211,78 +211,57 @@ def asks_in_english(query: str) -> bool:
     return reads_as_english(query)
 
 
-class QueryVector:
-    """The second model's vector of one query, computed on a thread of its own while the
-    search does the rest of its work (FTS5, the first model's vector and product), so an
-    English search on a 2-core machine waits for the longer of the two model calls rather
-    than for both. The thread runs only inside the search that started it, which joins it
-    (:meth:`result`, or :meth:`join` when the search stopped early); a query whose vector the
-    process kept (``dense.query_vector``) starts none."""
+class PendingOpinion:
+    """The second model's :class:`Opinion` of one query, worked out on a thread of its own
+    (the query's vector, its product with every chunk's vector, the places) while the search
+    does the rest (FTS5, the first model's vector and product): an English search on a 2-core
+    machine then waits for the longer of the two halves rather than for both. The thread
+    runs only inside the search that started it, which joins it (:meth:`result`, or
+    :meth:`join` when the search stopped early), and inside that search's one-BLAS-thread
+    block, so its product runs on one BLAS thread too."""
 
-    def __init__(self, second: Embedder, query: str) -> None:
-        from memcore.search.dense import kept_query_vector
-
-        self.second, self.query = second, query
-        self._vec = kept_query_vector(second, query)
+    def __init__(self, second: Embedder, query: str, got: tuple[np.ndarray, np.ndarray]) -> None:
+        self.second, self.query, self.got = second, query, got
+        self._view: Opinion | None = None
         self._error: BaseException | None = None
-        self._thread: threading.Thread | None = None
-        if self._vec is None:
-            # "minilm..." names it one of the model threads a fork may ignore (judge.parallel)
-            self._thread = threading.Thread(target=self._run, name="minilm-query", daemon=True)
-            self._thread.start()
+        # "minilm..." names it one of the model threads a fork may ignore (judge.parallel)
+        self._thread = threading.Thread(target=self._run, name="minilm-query", daemon=True)
+        self._thread.start()
 
     def _run(self) -> None:
         from memcore.search.dense import query_vector
 
         try:
-            self._vec = query_vector(self.second, self.query)
+            qvec = query_vector(self.second, self.query)  # kept for the last queries
+            self._view = Opinion(self.got[0], self.got[1] @ qvec)
         except BaseException as exc:  # raised again in the search, by result()
             self._error = exc
 
     def join(self) -> None:
-        if self._thread is not None:
-            self._thread.join()
+        self._thread.join()
 
-    def result(self) -> np.ndarray:
+    def result(self) -> Opinion:
         self.join()
         if self._error is not None:
             raise self._error
-        assert self._vec is not None
-        return self._vec
+        assert self._view is not None
+        return self._view
 
 
-def start_query(embedder: Embedder | None, query: str) -> QueryVector | None:
-    """The second model's vector of ``query``, started now (None when the second model does
-    not rank this query: no second model, or not an English sentence)."""
-    second = companion_for(embedder)
-    if second is None or not asks_in_english(query):
-        return None
-    return QueryVector(second, query)
-
-
-def opinion(
-    conn: sqlite3.Connection,
-    embedder: Embedder | None,
-    query: str,
-    started: QueryVector | None = None,
-) -> Opinion | None:
-    """The second model's cosines of ``query`` with every chunk, or None (no second model, a
-    query that is not an English sentence, or vectors that do not match the chunks: the search
-    then goes on with the first model alone, and its calibration). ``started``: the query's
-    vector from :func:`start_query`, when the search started it early."""
+def start_opinion(
+    conn: sqlite3.Connection, embedder: Embedder | None, query: str
+) -> PendingOpinion | None:
+    """The second model's cosines of ``query`` with every chunk, started now on a thread of
+    its own; None when the second model does not rank this query (no second model, a query
+    that is not an English sentence, or vectors that do not match the chunks: the search then
+    goes on with the first model alone, and its calibration)."""
     second = companion_for(embedder)
     if second is None or not asks_in_english(query):
         return None
     try:
-        got = _matrix(conn, second)
+        got = _matrix(conn, second)  # read here: a connection serves the thread it was made in
     except sqlite3.OperationalError:  # no table yet
         return None
     if got is None or len(got[0]) == 0:
         return None
-    from memcore.search.dense import query_vector
-    from memcore.search.embeddings import one_blas_thread
-
-    qvec = started.result() if started is not None else query_vector(second, query)
-    with one_blas_thread():
-        sims = got[1] @ qvec
-    return Opinion(got[0], sims)
+    return PendingOpinion(second, query, got)

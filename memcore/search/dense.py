@@ -217,18 +217,6 @@ QUERY_CACHE = 256  # query vectors a process keeps (an agent repeats its searche
 _queries: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
 
 
-def kept_query_vector(embedder: Embedder, query: str) -> np.ndarray | None:
-    """The vector of ``query`` when this process keeps it (see :func:`query_vector`)."""
-    from memcore.search.embeddings import cache_id
-
-    key = (cache_id(embedder), query)
-    with _lock:
-        known = _queries.get(key)
-        if known is not None:
-            _queries.move_to_end(key)
-        return known
-
-
 def query_vector(embedder: Embedder, query: str) -> np.ndarray:
     """The model's vector of ``query``, from the last ``QUERY_CACHE`` queries of this process
     when it is one of them (the model call is the largest part of a search's own work)."""

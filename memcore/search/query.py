@@ -50,7 +50,7 @@ from memcore.workspace.progress import Progress
 
 if TYPE_CHECKING:
     from memcore.recall.log import Event
-    from memcore.search.companion import QueryVector
+    from memcore.search.companion import PendingOpinion
     from memcore.search.connections import IndexPool
     from memcore.search.embeddings import Embedder
     from memcore.search.recorder import BatchRecorder
@@ -180,6 +180,7 @@ def candidates(
     """
 
     from memcore.search import companion
+    from memcore.search.embeddings import one_blas_thread
 
     terms = query_terms(query)
     if not terms:
@@ -187,13 +188,14 @@ def candidates(
     figures = _index_figures(conn)
     if figures.n_total == 0:
         return []
-    # the second model's query vector, when it ranks this query, on a thread of its own
-    started = companion.start_query(embedder, query)
-    try:
-        return _gather(conn, query, embedder, terms, figures, started)
-    finally:
-        if started is not None:
-            started.join()  # the search stopped early: its thread ends with it
+    with one_blas_thread():  # the second model's thread too: it ends inside
+        # the second model's view, when it ranks this query, on a thread of its own
+        started = companion.start_opinion(conn, embedder, query)
+        try:
+            return _gather(conn, query, embedder, terms, figures, started)
+        finally:
+            if started is not None:
+                started.join()  # the search stopped early: its thread ends with it
 
 
 def _gather(
@@ -202,12 +204,11 @@ def _gather(
     embedder: Embedder | None,
     terms: list[str],
     figures: _Figures,
-    started: QueryVector | None,
+    started: PendingOpinion | None,
 ) -> list[Candidate]:
     """:func:`candidates` once the query has terms and the index chunks."""
     import numpy as np
 
-    from memcore.search import companion
     from memcore.search import dense as dense_mod
     from memcore.search.embeddings import one_blas_thread
     from memcore.search.embeddings.hashing import raw_features
@@ -268,7 +269,7 @@ def _gather(
             floor = calibration_for(str(embedder.id)).dense_floor
             near = {cid: c for cid, c in near.items() if c >= floor}
     dense_rank = {cid: i + 1 for i, cid in enumerate(sorted(near, key=lambda k: -near[k]))}
-    view = companion.opinion(conn, embedder, query, started)  # the second model's, if any
+    view = started.result() if started is not None else None  # the second model's
     second_near = view.nearest if view is not None else []
     if len(every_ids):  # model neighbours that share words with the query
         others = [cid for cid in dict.fromkeys([*near, *second_near]) if cid not in bm25]
