@@ -55,6 +55,7 @@ def test_edit_refusals_and_editor(ws: Workspace, monkeypatch) -> None:
     execute(ws, now=NOW, llm=ExtractiveLLM())
     too_long = invoke(ws, "recall", "session", "s0", "--edit", "--text", "- x" * 2000)
     assert too_long.exit_code == 1 and "limit" in too_long.output
+    assert "[sessions.limits] session" in too_long.output  # the key a user would change
     old = invoke(ws, "recall", "session", "s0", "--edit", "--from", "0")
     assert old.exit_code == 2 and "--edit cannot be combined with --from" in old.output
     lone = invoke(ws, "recall", "global", "--text", "x")

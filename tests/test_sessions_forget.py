@@ -71,3 +71,40 @@ def test_forget_then_purge(ws: Workspace) -> None:
     bad = invoke(ws, "sessions", "forget", "session:s1", "--text", "never said")
     assert bad.exit_code == 1 and "nothing to forget" in bad.output
     assert invoke(ws, "sessions", "forget", "session:nope", "--text", "x").exit_code == 1
+
+
+def test_undo_of_a_forget_brings_the_lines_back_in_memory_and_exports(ws: Workspace) -> None:
+    """``memcore undo`` of a forget is a correction of its own: the text before it comes back
+    as the next version, and the exports follow (an undo of the export files alone would leave
+    them saying what the memory no longer says)."""
+    make_session(ws, "s1", turns_for(1))
+    execute(ws, now=NOW, llm=ExtractiveLLM())
+    pid = project_id(ws)
+    project_md = ws.memory_dir / "summaries" / "project.md"
+
+    def newest() -> tuple[int, str]:
+        conn = connect(ws.db_path)
+        ensure_schema(conn)
+        cur = latest(conn, "project", pid)
+        conn.close()
+        assert cur is not None
+        return cur.version, cur.text
+
+    v1 = newest()[1]
+    assert LEAK in v1
+    r = invoke(ws, "sessions", "forget", f"project:{pid}", "--text", LEAK)
+    assert r.exit_code == 0, r.output
+    assert "undo with: memcore undo " in r.output
+    assert LEAK not in project_md.read_text()
+
+    u = invoke(ws, "undo")
+    assert u.exit_code == 0, u.output
+    assert f"project:{pid}@v3 has the text of project:{pid}@v1" in u.output
+    assert newest() == (3, v1)
+    assert LEAK in project_md.read_text()  # the export says what the memory says
+
+    out = json.loads(
+        invoke(ws, "sessions", "forget", f"project:{pid}", "--text", LEAK, "--json").output
+    )
+    assert invoke(ws, "undo", out["edit"]).exit_code == 0  # by its id too
+    assert newest() == (5, v1)

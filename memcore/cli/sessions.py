@@ -316,6 +316,8 @@ def forget_cmd(ref: str, text: str, purge: bool, as_json: bool) -> None:
         lines.append(f"left alone: {out['left_alone']}")
     if out["exports"]:
         lines.append(f"exports rewritten: {', '.join(out['exports'])} (run {out['journal_run']})")
+    if out.get("undo"):
+        lines.append(f"undo with: {out['undo']}")
     click.echo("\n".join(lines))
 
 

@@ -114,18 +114,16 @@ def forget(
     ws: Workspace, ref: str, text: str, *, purge: bool = False, now: datetime
 ) -> dict[str, Any]:
     """Publish a new version of ``ref`` without the lines holding ``text``; with ``purge``,
-    also remove ``text`` from every older version, preview, export and export copy."""
+    also remove ``text`` from every older version, preview, export and export copy. Holds the
+    session lease (LockBusy while a dream runs); a new version is recorded like a hand edit, so
+    ``memcore undo ID`` brings the lines back (after a purge, with the text purged)."""
     from memcore.sessions.export import export_summaries
-    from memcore.sessions.userdb import open_user_db
 
     if not text.strip():
         raise InputError("--text is empty; give the text to forget (at least one character)")
     level, owner, _version = _target(ref)
     ws.ensure_dreams_dir()
-    conn = connect(ws.db_path)
-    ensure_schema(conn)
-    user = open_user_db()
-    try:
+    with _databases(ws, lease_at=now) as (conn, user):
         target = user if level == "global" else conn
         cur = latest(target, level, owner)
         if cur is None:
@@ -138,6 +136,7 @@ def forget(
                 " nothing to forget (--purge removes it from older versions too)"
             )
         out: dict[str, Any] = {"memory": cur.ref, "removed_lines": removed, "version": None}
+        v = None
         if removed:
             with transaction(target):
                 v = insert_version(
@@ -164,12 +163,33 @@ def forget(
         files, run_id = export_summaries(ws, conn, now=now, trigger="command")
         out["exports"] = files
         out["journal_run"] = run_id
+        if v is not None:  # undoable like a hand edit: the text before comes back
+            out["edit"] = _record_edit(target, run_id, level, owner, cur.version, v.version, now)
+            out["undo"] = f"memcore undo {out['edit']}"
         if purge:  # after the export: its journal run keeps a copy of the files it replaced
             out["purged_journal_copies"] = _purge_journal_copies(conn, text)
         return out
-    finally:
-        conn.close()
-        user.close()
+
+
+def _record_edit(
+    db: sqlite3.Connection,
+    run_id: str | None,
+    level: str,
+    owner: str,
+    before: int,
+    after: int,
+    now: datetime,
+) -> str:
+    """Remember a correction by hand (its id: the export's journal run, else a fresh one) so
+    ``memcore undo ID`` brings the text before it back (``undo_edit``)."""
+    edit_id = run_id or f"edit-{uuid.uuid4().hex[:12]}"
+    with transaction(db):
+        db.execute(
+            "INSERT INTO sess_edits (id, level, owner, before_version, after_version,"
+            " journal_run, created_at) VALUES (?,?,?,?,?,?,?)",
+            (edit_id, level, owner, before, after, run_id, iso_ms(now)),
+        )
+    return edit_id
 
 
 # -- correcting by hand -------------------------------------------------------------------
@@ -226,7 +246,7 @@ def edit(ws: Workspace, ref: str, text: str, *, now: datetime) -> dict[str, Any]
     if len(body) > limit:
         raise InputError(
             f"{ref}: the new text is {len(body)} characters; the {level} limit is {limit}"
-            f" ([sessions] {level}_limit)"
+            f" ([sessions.limits] {level})"
         )
     ws.ensure_dreams_dir()
     with _databases(ws, lease_at=now) as (conn, user):
@@ -250,13 +270,7 @@ def edit(ws: Workspace, ref: str, text: str, *, now: datetime) -> dict[str, Any]
                 model="by hand",
             )
         files, run_id = export_summaries(ws, conn, now=now, trigger="command")
-        edit_id = run_id or f"edit-{uuid.uuid4().hex[:12]}"
-        with transaction(target):
-            target.execute(
-                "INSERT INTO sess_edits (id, level, owner, before_version, after_version,"
-                " journal_run, created_at) VALUES (?,?,?,?,?,?,?)",
-                (edit_id, level, owner, cur.version, v.version, run_id, iso_ms(now)),
-            )
+        edit_id = _record_edit(target, run_id, level, owner, cur.version, v.version, now)
         return {
             "edit": edit_id,
             "memory": cur.ref,
