@@ -90,3 +90,28 @@ def test_import_from_a_missing_or_wrong_path_is_one_line(ws: Workspace, tmp_path
     assert out.exit_code != 0 and "settings and credentials are never imported" in out.output
     out = invoke(ws, "import", "--from", "nonsense", str(tmp_path))
     assert out.exit_code == 2 and "claude-code" in out.output
+
+
+@pytest.mark.parametrize(
+    ("kind", "named"),
+    [
+        ("claude-code", "MEMORY.md, a topic file or CLAUDE.md"),
+        ("codex", "MEMORY.md or memory_summary.md"),
+        ("hermes", "MEMORY.md or USER.md"),
+        ("openclaw", "MEMORY.md"),
+    ],
+)
+def test_import_from_a_folder_without_that_kinds_files_is_refused(
+    ws: Workspace, tmp_path: Path, kind: str, named: str
+) -> None:
+    """A wrong folder (a typo, the parent of the right one) is not an empty import that exits
+    0: the one line names the folder, the files the kind reads, and nothing is written."""
+    wrong = tmp_path / "somewhere"
+    wrong.mkdir()
+    (wrong / "notes.txt").write_text("not memory\n")
+    ws.memory_md.write_text("# Memory\n")
+    out = invoke(ws, "import", "--from", kind, str(wrong), "--apply")
+    assert out.exit_code == 1, out.output
+    (line,) = out.output.strip().splitlines()
+    assert f"{wrong}: no {named} there; allowed: a {kind} memory folder" in line
+    assert ws.memory_md.read_text() == "# Memory\n"

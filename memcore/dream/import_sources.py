@@ -45,8 +45,48 @@ def _folder(kind: str, path: Path) -> Path:
     if not path.is_dir():
         raise InputError(f"{path}: not a folder; allowed: a {kind} memory folder")
     if kind == "claude-code" and not (path / "MEMORY.md").exists() and (path / "memory").is_dir():
-        return path / "memory"  # ~/.claude/projects/<project>
+        path = path / "memory"  # ~/.claude/projects/<project>
+    if not _holds_memory(kind, path):  # a typo or the wrong level: not an empty import
+        raise InputError(
+            f"{path}: no {EXPECTED[kind]} there; allowed: a {kind} memory folder ({EXAMPLES[kind]})"
+        )
     return path
+
+
+#: What each kind's folder holds, as the error names it, and where it usually is.
+EXPECTED = {
+    "claude-code": "MEMORY.md, a topic file or CLAUDE.md",
+    "codex": "MEMORY.md or memory_summary.md",
+    "hermes": "MEMORY.md or USER.md",
+    "openclaw": "MEMORY.md",
+}
+EXAMPLES = {
+    "claude-code": "~/.claude/projects/<project>/memory, or a project with CLAUDE.md",
+    "codex": "~/.codex/memories",
+    "hermes": "~/.hermes/memories",
+    "openclaw": "~/.openclaw/workspace",
+}
+_FILES = {
+    "claude-code": ("MEMORY.md", "CLAUDE.md", "CLAUDE.local.md", ".claude/CLAUDE.md"),
+    "codex": ("MEMORY.md", "memory_summary.md"),
+    "hermes": ("MEMORY.md", "USER.md"),
+    "openclaw": ("MEMORY.md",),
+}
+
+
+def _holds_memory(kind: str, path: Path) -> bool:
+    if any((path / name).is_file() for name in _FILES[kind]):
+        return True
+    if kind != "claude-code":
+        return False
+    for md in path.glob("*.md"):  # a topic file: front matter first
+        try:
+            with md.open("rb") as fh:
+                if fh.read(4).rstrip(b"\r\n") == b"---":
+                    return True
+        except OSError:
+            continue
+    return False
 
 
 def source_entries(kind: str, path: Path) -> tuple[list[LayoutEntry], list[str]]:
