@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from memcore.errors import UnsupportedFormat
+from memcore.errors import InputError, UnsupportedFormat
 from memcore.judge.llm import ExtractiveLLM
 from memcore.sessions import status
 from memcore.sessions.run import execute
@@ -84,3 +84,26 @@ def test_a_broken_line_is_listed_with_file_and_line(ws: Workspace) -> None:
     assert f"broken lines (not JSON, skipped): {path}: line 5" in text
     path.write_text(path.read_text().replace('"cut in ha\n', '"repaired"}\n'), encoding="utf-8")
     assert status(ws, NOW)["broken_lines"] == []  # repaired: nothing listed
+
+
+def test_one_broken_line_in_a_short_transcript_does_not_hide_the_session(ws: Workspace) -> None:
+    """A session of a few turns with one line cut in half is read (the line listed), not
+    refused whole; a file that is mostly not JSON is refused naming its broken lines."""
+    path = ws.root / "sessions" / "short.jsonl"
+    path.parent.mkdir(parents=True)
+    good = [
+        {"role": "user", "content": f"We decided item {i} stays.", "ts": f"2026-11-01T10:0{i}:00Z"}
+        for i in range(6)
+    ]
+    lines = [json.dumps(r) for r in good]
+    lines.insert(3, '{"role": "assistant", "content": "cut in ha')  # file line 4
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    tr = read_transcript(path)
+    assert tr.broken == [4] and len(tr.messages) == 6
+    assert status(ws, NOW)["broken_lines"] == [
+        {"session": "short", "file": str(path), "lines": [4]}
+    ]
+    garbage = ws.root / "sessions" / "garbage.jsonl"
+    garbage.write_text('not json\nneither\n{"role": "user", "content": "x"}\n')
+    with pytest.raises(InputError, match=r"garbage.jsonl: lines 1, 2 of 3 are not JSON objects"):
+        read_transcript(garbage)

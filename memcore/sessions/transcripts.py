@@ -176,8 +176,12 @@ def read_transcript(path: Path) -> Transcript:
         else:
             broken.append(first_line + n)
     bad = len(broken)
-    if bad and bad * 10 > len(records):  # mostly garbage: refuse rather than guess
-        raise InputError(f"{path}: {bad} of {bad + len(records)} lines are not JSON objects")
+    if bad and bad >= len(records):  # mostly garbage: refuse rather than guess
+        shown = ", ".join(map(str, broken[:10])) + (", …" if bad > 10 else "")
+        raise InputError(
+            f"{path}: line{'s' if bad > 1 else ''} {shown} of {bad + len(records)} are not"
+            " JSON objects; allowed: one JSON object a line (JSON Lines)"
+        )
     guess = unsupported_guess(records)
     if guess is not None:
         raise UnsupportedFormat(
