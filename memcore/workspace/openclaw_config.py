@@ -112,29 +112,38 @@ def read_dreaming(path: Path) -> OpenClawDreaming:
             out.warnings.append(
                 f"{where}.enabled = {enabled!r} is not allowed; allowed: true, false; ignored"
             )
+    cron_key = next((k for k in ("cron", "frequency") if _first_str(d, k)), "cron")
     cron = _first_str(d, "cron", "frequency")
     if cron is not None:
         try:
-            check_cron(cron, f"{where}.cron")
+            check_cron(cron, f"{where}.{cron_key}")
             t["cron"] = cron
         except ConfigError as exc:
             out.warnings.append(f"{exc}; the mode's cadence applies")
-    tz = d.get("timezone") or _dig(doc, "agents", "defaults", "userTimezone")
+    tz = d.get("timezone")
+    tz_key = f"{where}.timezone"
+    if not tz:
+        tz = _dig(doc, "agents", "defaults", "userTimezone")
+        tz_key = f"{path} agents.defaults.userTimezone"
     if tz is not None:
         try:
-            check_timezone(str(tz), f"{where}.timezone")
+            check_timezone(str(tz), tz_key)
             t["timezone"] = str(tz)
         except ConfigError as exc:
             out.warnings.append(f"{exc}; the local timezone applies")
     deep = _dig(d, "phases", "deep")
     for src, (dst, lo, hi, whole) in NUMBERS.items():
-        value = d.get(src, deep.get(src) if isinstance(deep, dict) else None)
+        key = src
+        if src in d:
+            value = d[src]
+        else:
+            value, key = (deep.get(src) if isinstance(deep, dict) else None), f"phases.deep.{src}"
         if value is None or (isinstance(value, str) and not value.strip()):
             continue
         num = _number(value)
         if num is None or not lo <= num <= hi:
             out.warnings.append(
-                f"{where}.{src} = {value!r} is not allowed; allowed: a number from {lo:g} to "
+                f"{where}.{key} = {value!r} is not allowed; allowed: a number from {lo:g} to "
                 f"{hi:g} (the mode's preset applies)"
             )
             continue
