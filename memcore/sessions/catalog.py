@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -84,6 +85,25 @@ def session_files(directory: Path) -> dict[str, Path]:
                 continue
             out[rel.with_suffix("").as_posix()] = p
     return dict(sorted(out.items()))
+
+
+def match_session(ids: Iterable[str], given: str) -> str | None:
+    """The session id ``given`` names: the id itself, else the one id that it starts, or whose
+    last part (the uuid of ``-home-me-app/<uuid>``) it starts; None for no match. Two or more
+    matches are an InputError naming them: a short name never picks one by chance."""
+    ids = list(ids)
+    if given in ids:
+        return given
+    if not given:
+        return None
+    hits = [i for i in ids if i.startswith(given) or i.rsplit("/", 1)[-1].startswith(given)]
+    if len(hits) > 1:
+        shown = ", ".join(hits[:5]) + (", …" if len(hits) > 5 else "")
+        raise InputError(
+            f"session {given!r} names {len(hits)} sessions ({shown}); allowed: a longer start"
+            " of one id (see `memcore recall sessions`)"
+        )
+    return hits[0] if hits else None
 
 
 def scan(

@@ -53,6 +53,19 @@ def _target(ref: str) -> tuple[str, str, int | None]:
     return level, owner, version
 
 
+def _owner(db: sqlite3.Connection, level: str, owner: str) -> str:
+    """The session a short name of it means (its uuid, the start of its id); other levels'
+    owners as given."""
+    if level != "session":
+        return owner
+    from memcore.sessions.catalog import match_session
+
+    ids = [
+        r[0] for r in db.execute("SELECT DISTINCT owner FROM sess_memories WHERE level='session'")
+    ]
+    return match_session(ids, owner) or owner
+
+
 def _purge_db(db: sqlite3.Connection, text: str) -> tuple[list[str], int]:
     """Replace ``text`` in every version, source preview and decision quote; (refs changed:
     memory versions and ``decision:N``, previews changed)."""
@@ -125,6 +138,7 @@ def forget(
     ws.ensure_dreams_dir()
     with _databases(ws, lease_at=now) as (conn, user):
         target = user if level == "global" else conn
+        owner = _owner(target, level, owner)
         cur = latest(target, level, owner)
         if cur is None:
             raise InputError(f"{ref!r}: no such short memory; see `memcore recall {level}s`")
@@ -251,6 +265,7 @@ def edit(ws: Workspace, ref: str, text: str, *, now: datetime) -> dict[str, Any]
     ws.ensure_dreams_dir()
     with _databases(ws, lease_at=now) as (conn, user):
         target = user if level == "global" else conn
+        owner = _owner(target, level, owner)
         cur = latest(target, level, owner)
         if cur is None:
             raise InputError(f"{ref!r}: no such short memory; see `memcore recall {level}s`")

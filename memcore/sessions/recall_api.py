@@ -292,9 +292,11 @@ def _session(ws: Workspace, args: dict[str, Any]) -> dict[str, Any]:
         raise InputError("recall: session needs a session id")
     target = _workspace_of(ws, args.get("project"))
     with _db(target) as conn:
-        info = next((s for s in catalog.all_sessions(conn) if s.id == sid), None)
+        known = {s.id: s for s in catalog.all_sessions(conn)}
+        info = known.get(catalog.match_session(known, sid) or "")
         if info is None:
             raise InputError(f"recall: unknown session {sid!r} (see `memcore recall sessions`)")
+        sid = info.id
         if args.get("from") is not None or args.get("to") is not None:
             return _messages(info, _int(args, "from", 0) or 0, _int(args, "to"), args.get("cursor"))
         version = _int(args, "version")
@@ -476,7 +478,8 @@ def _range(ws: Workspace, rr: refs.RangeRef, args: dict[str, Any]) -> dict[str, 
     """The messages of a message reference, as the transcript is now."""
     target = _workspace_of(ws, args.get("project"))
     with _db(target) as conn:
-        info = next((s for s in catalog.all_sessions(conn) if s.id == rr.session), None)
+        known = {s.id: s for s in catalog.all_sessions(conn)}
+        info = known.get(catalog.match_session(known, rr.session) or "")
     if info is None:
         raise InputError(f"recall: unknown session {rr.session!r} (see `memcore recall sessions`)")
     if info.status != "ok":
@@ -538,8 +541,11 @@ def _decisions(ws: Workspace, args: dict[str, Any]) -> dict[str, Any]:
     limit = _limit(args)
     with _db(target) as conn:  # scanned first: a session that just left sharing counts
         info = {s.id: s for s in catalog.scan(target, conn, sessions_settings(load_config(target)))}
-        if sid is not None and sid not in info:
-            raise InputError(f"recall: unknown session {sid!r} (see `memcore recall sessions`)")
+        if sid is not None:
+            found = catalog.match_session(info, sid)
+            if found is None:
+                raise InputError(f"recall: unknown session {sid!r} (see `memcore recall sessions`)")
+            sid = found
         rows = conn.execute(
             "SELECT * FROM sess_decisions"
             + (" WHERE session_id=?" if sid is not None else "")

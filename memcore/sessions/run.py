@@ -121,11 +121,14 @@ def execute(
 
     cfg = load_config(ws)
     settings = settings or sessions_settings(cfg)  # given: the last good ones (see jobs)
-    if session is not None and session not in catalog.session_files(settings.sessions_dir(ws)):
-        raise InputError(
-            f"--session {session!r}: no such session in {settings.sessions_dir(ws)};"
-            " see `memcore recall sessions`"
-        )
+    if session is not None:
+        found = catalog.match_session(catalog.session_files(settings.sessions_dir(ws)), session)
+        if found is None:
+            raise InputError(
+                f"--session {session!r}: no such session in {settings.sessions_dir(ws)};"
+                " see `memcore recall sessions`"
+            )
+        session = found
     model = llm or make_llm(cfg, settings.model)
     clock = clock or (lambda: now)
     ws.ensure_dreams_dir()
