@@ -82,3 +82,44 @@ def test_a_lost_user_ledger_counts_the_day_as_spent(ws: Workspace) -> None:
     # the next UTC day starts afresh
     assert status(ws, NOW + timedelta(days=1))["budget"]["used"] == 0
     json.dumps(out)  # the status stays plain JSON
+
+
+def _spoil_table(path, table: str) -> None:
+    """Overwrite the root page of ``table`` (a small table: all its rows) with garbage, so a
+    salvage loses that table and keeps the others: the partial loss real disks give."""
+    import sqlite3
+
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    size = conn.execute("PRAGMA page_size").fetchone()[0]
+    (root,) = conn.execute("SELECT rootpage FROM sqlite_master WHERE name=?", (table,)).fetchone()
+    conn.close()
+    data = bytearray(path.read_bytes())
+    data[(root - 1) * size : root * size] = b"\x5a" * size
+    path.write_bytes(bytes(data))
+    db._checked.clear()
+    stamp = path.with_name(path.name + ".checked")
+    if stamp.exists():
+        stamp.unlink()
+
+
+def test_memories_lost_with_a_corrupt_database_are_made_again(ws: Workspace) -> None:
+    """The memories went with the corrupt part while the review progress came across: the
+    sessions whose memory is gone are read again (nothing else is), instead of staying
+    without a memory for good because nothing in them looks new."""
+    make_session(ws, "s0", turns_for(0))
+    make_session(ws, "s1", turns_for(1))
+    assert execute(ws, now=NOW, llm=ExtractiveLLM())["status"] == "ok"
+    _spoil_table(ws.db_path, "sess_memories")
+    out = status(ws, NOW + timedelta(minutes=1))
+    (q,) = out["database"]
+    assert "sess_memories" in json.dumps(q) and "sess_seen" not in json.dumps(q["lost"])
+    report = execute(ws, now=NOW + timedelta(minutes=2), llm=ExtractiveLLM())
+    assert report["status"] == "ok", report
+    assert {"session:s0@v2", "session:s1@v2"} <= set(report["wrote"]), report
+    conn = db.connect(ws.db_path)
+    ensure_schema(conn)
+    assert latest(conn, "session", "s0").version == 2  # past v1, which the exports named
+    conn.close()
+    again = execute(ws, now=NOW + timedelta(minutes=3), llm=ExtractiveLLM())
+    assert again["wrote"] == []  # once: the next run has nothing new

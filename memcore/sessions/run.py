@@ -155,6 +155,7 @@ def execute(
     user = open_user_db()
     migrate_ledger(conn, user, str(ws.root))
     _keep_version_numbers(ws, conn, user)
+    _reread_lost_memories(conn)
     caller = Caller(
         user,
         model,
@@ -229,6 +230,32 @@ def _keep_version_numbers(
         if get_version(target, level, owner, n) is None:
             with transaction(target):
                 raise_version_floor(target, level, owner, n)
+
+
+def _reread_lost_memories(conn: sqlite3.Connection) -> None:
+    """After a corrupt database lost short memories but kept the review progress, the sessions
+    without a memory are unread again (once per such loss): nothing in them looks new, so
+    they would otherwise stay without one for good. Sessions whose memory came across are not
+    read again. The sources left of lost versions go (a new version would reuse their ids
+    and fail)."""
+    from memcore.sessions.store import get_state, set_state
+    from memcore.workspace.db import quarantines
+
+    for q in quarantines(conn):
+        if "sess_memories" not in q["lost"] and "*" not in q["lost"]:
+            continue
+        key = f"reread_after_quarantine:{q['at']}:{q['aside']}"
+        if get_state(conn, key):
+            continue
+        with transaction(conn):
+            conn.execute(  # sources of lost versions: a new version would reuse their ids
+                "DELETE FROM sess_memory_sources WHERE memory_id NOT IN"
+                " (SELECT id FROM sess_memories)"
+            )
+            kept = "SELECT owner FROM sess_memories WHERE level='session'"
+            conn.execute(f"DELETE FROM sess_seen WHERE session_id NOT IN ({kept})")
+            conn.execute(f"DELETE FROM sess_progress WHERE session_id NOT IN ({kept})")
+            set_state(conn, key, "done")
 
 
 def _all_rejected(caller: Caller) -> tuple[str, str] | None:
