@@ -107,3 +107,26 @@ def test_independent_memories_are_not_exported_where_search_finds_them(ws: Works
     shared = json.loads(invoke(ws, "memory", "search", "Postgres", "--json").output)
     assert any("summaries" in json.dumps(r) for r in shared["results"])  # exports are searched
     assert "Quetzal" in invoke(ws, "recall", "session", "side").output  # asked for: read
+
+
+def test_a_session_that_comes_back_before_the_rebuild_is_shared_again(ws: Workspace) -> None:
+    """A transcript moved away and back (or made independent and shared again) before any run:
+    the project and global memories still hold only what shared sessions said, so they are
+    injected again, and the global one is not withheld for good waiting on a rebuild that no
+    run has a reason to make."""
+    three_sessions(ws)
+    path = ws.root / "sessions" / "s1.jsonl"
+    kept = path.read_bytes()
+    path.unlink()
+    assert len(context_block(ws)["withheld"]) == 2
+    path.write_bytes(kept)
+    block = context_block(ws)
+    assert block["withheld"] == [] and LEAVER in block["text"], block
+    assert status(ws, NOW)["withheld"] == {"project": [], "global": []}
+
+    path.unlink()  # gone while a run is not looking, back before the run
+    assert len(context_block(ws)["withheld"]) == 2
+    path.write_bytes(kept)
+    report = execute(ws, now=NOW + timedelta(minutes=5), llm=ExtractiveLLM())
+    assert report["status"] == "ok" and report["rebuilt"] == [], report
+    assert context_block(ws)["withheld"] == []

@@ -304,9 +304,11 @@ def _steps(run: Run, health: dict[str, Any] | None) -> tuple[str, str | None]:
         if v is not None
     ]
     gone = sharing.leavers(run.conn, pid)
+    assert run.user is not None
     if gone:  # the project memory carries sessions that left: made again without them
-        assert run.user is not None
         sharing.mark_project(run.user, pid, "tainted")
+    else:  # those that left came back before a rebuild: nothing to make again
+        sharing.untaint(run.user, pid)
     run.wrote += flow_up(
         run.caller,
         run.conn,

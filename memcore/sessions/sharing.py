@@ -79,6 +79,18 @@ def mark_project(user: sqlite3.Connection, project: str, state: str) -> None:
         _write(user, marks)
 
 
+def untaint(user: sqlite3.Connection, project: str) -> None:
+    """``project`` has no leavers now but was marked ``tainted`` (a session went and came back
+    before any run rebuilt it): what the global memory folded in came from shared sessions
+    only, so the mark goes. A ``rebuilt`` mark stays (the global still has to be made)."""
+    with transaction(user):
+        marks = global_marks(user)
+        if marks.get(project) != "tainted":
+            return
+        del marks[project]
+        _write(user, marks)
+
+
 def clear_rebuilt(user: sqlite3.Connection, projects: list[str]) -> None:
     """Call inside the transaction that publishes the global memory rebuilt without them."""
     marks = global_marks(user)
@@ -103,7 +115,8 @@ def withheld(ws: Workspace) -> dict[str, list[dict[str, str]]]:
 
     pid = project_id(ws)
     gone: list[Leaver] = []
-    if ws.db_path.exists():
+    known = ws.db_path.exists()
+    if known:
         conn = connect(ws.db_path)
         try:
             ensure_schema(conn)
@@ -115,6 +128,8 @@ def withheld(ws: Workspace) -> dict[str, list[dict[str, str]]]:
     try:
         if gone:
             mark_project(user, pid, "tainted")
+        elif known:
+            untaint(user, pid)
         marks = global_marks(user)
     finally:
         user.close()
