@@ -98,7 +98,7 @@ def _purge_journal_copies(conn: sqlite3.Connection, text: str) -> int:
             sha
             for row in conn.execute(
                 "SELECT before_sha1, after_sha1 FROM journal_files"
-                " WHERE path LIKE 'memory/summaries/%'"
+                " WHERE path LIKE 'memory/summaries/%' OR path LIKE '%/summaries/%'"
             )
             for sha in row
             if sha

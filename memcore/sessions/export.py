@@ -26,6 +26,11 @@ HEADER = (
 
 
 def summaries_dir(ws: Workspace) -> Path:
+    """``memory/summaries/``; in a folder another tool owns (a Claude Code memory folder,
+    Codex's or Hermes' memories: memcore's own folder is elsewhere) ``summaries/`` of
+    memcore's own folder, so that folder gets no file from memcore."""
+    if ws.state is not None:
+        return ws.dreams_dir / SUMMARIES_DIR
     return ws.memory_dir / SUMMARIES_DIR
 
 
