@@ -172,6 +172,7 @@ def plan_export(ws: Workspace, target: str, out_dir: Path, *, force: bool = Fals
         )
         plan.files.append(_plain(out_dir / ".cursor" / "rules" / "memory.mdc", text, force, ours))
     elif target == "claude-code":
+        out_dir = claude_memory_dir(out_dir)
         topic = (
             "---\nname: memcore memory\n"
             "description: Long-term memory kept by memcore (MEMORY.md)\ntype: project\n---\n"
@@ -187,6 +188,17 @@ def plan_export(ws: Workspace, target: str, out_dir: Path, *, force: bool = Fals
         handbook = f"{STAMP}\n# Task Group: memcore memory\n\n## Reusable knowledge\n\n{body}"
         plan.files.append(_plain(out_dir / "MEMORY.md", handbook, force, ours))
     return plan
+
+
+def claude_memory_dir(folder: Path) -> Path:
+    """The folder Claude Code loads memory from: ``folder`` itself, or its ``memory/`` when
+    ``folder`` is a Claude Code project folder (``~/.claude/projects/<project>``: session
+    transcripts or a ``memory/`` folder in it, no MEMORY.md of its own)."""
+    if (folder / "MEMORY.md").exists() or not folder.is_dir():
+        return folder
+    if (folder / "memory").is_dir() or any(folder.glob("*.jsonl")):
+        return folder / "memory"
+    return folder
 
 
 def _missing_dirs(path: Path) -> list[str]:
