@@ -53,6 +53,8 @@ def test_session_exports_stay_out_of_another_tools_folder(tmp_path: Path, kind: 
     assert summaries_dir(ws).is_relative_to(own)
     sessions_md = summaries_dir(ws) / "sessions.md"
     assert "session:s0@v1" in sessions_md.read_text()
+    writes = json.loads(invoke(root, "status", "--json").output)["writes"]
+    assert any(w.startswith(f"{summaries_dir(ws)}/ (session short memories") for w in writes)
     history = json.loads(invoke(root, "history", "--json").output)
     run = history["runs"][0] if isinstance(history, dict) else history[0]
     assert str(sessions_md) in json.dumps(run)

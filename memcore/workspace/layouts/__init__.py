@@ -47,13 +47,26 @@ class Report:
         }
 
 
+def summaries_path(ws: Workspace) -> Path:
+    """Where session dreaming keeps its readable copies: ``memory/summaries/``, or
+    ``summaries/`` of memcore's own folder when that is outside the workspace (a folder another
+    tool owns gets no file from memcore)."""
+    if ws.state is not None:
+        return ws.dreams_dir / "summaries"
+    return ws.memory_dir / "summaries"
+
+
 def own_files(ws: Workspace) -> list[str]:
-    """memcore's own files, wherever the kind puts them."""
-    return [
+    """memcore's own files, wherever the kind puts them (the session copies once written)."""
+    out = [
         str(ws.store_path),
         str(ws.db_path) + " (journal, ledger, index)",
         str(ws.lock_path),
     ]
+    summaries = summaries_path(ws)
+    if summaries.is_dir():
+        out.append(f"{summaries}/ (session short memories, readable copies: journaled, undoable)")
+    return out
 
 
 def shown(ws: Workspace, path: Path) -> str:
