@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 SUMMARY = "memory_summary.md"
 _LIST_MARK_RE = re.compile(r"^(?:[-*+]|\d{1,9}[.)])\s+")
 SUMMARY_VERSION = "v1"
+_VERSION_RE = re.compile(r"^\s*v\d+\s*$")
 
 
 def summary_problem(text: str) -> str | None:
@@ -41,7 +42,10 @@ def describe(ws: Workspace, report: Report) -> None:
         why = summary_problem(text)
         if why is not None:
             report.warnings.append(f"{summary}: {why}; memcore leaves the file as it is")
-        for i, line in enumerate(text.splitlines()[1:], start=2):
+        lines = text.splitlines()
+        # the version line is no memory; a first line that is no version line is one
+        skip = 1 if lines and _VERSION_RE.match(lines[0]) else 0
+        for i, line in enumerate(lines[skip:], start=1 + skip):
             text = _LIST_MARK_RE.sub("", line.strip(), count=1)
             if text:
                 report.entries.append(LayoutEntry(text, f"{SUMMARY}:{i}", {"summary": True}, True))
