@@ -60,11 +60,17 @@ STATIC = {
 }
 
 Handler = Callable[[Request], Awaitable[Response]]
-#: Threads for searches, shared by the workspaces' lanes (memcore.search.lanes); a batch's
-#: searches are spread over up to this many once their query vectors are in (200 concurrent
-#: searches of one workspace at load 12-19: 1.7-2.1 gateway CPU-s spread over 16 threads,
-#: 1.9-2.2 over 4, 2.2-2.6 over 1, where the one thread also got the least of the machine).
+#: Threads for searches, shared by the workspaces' lanes (memcore.search.lanes), so that the
+#: lanes of different workspaces never wait for one another.
 SEARCH_WORKERS = 16
+#: Threads one workspace's batch of searches is spread over once its query vectors are in. A
+#: search is mostly Python, so more threads only take turns on the interpreter lock, and on an
+#: otherwise idle 2-core machine handing the lock between cores costs more than it gains: 200
+#: concurrent searches of one workspace (use-m3, load 1-1.5) cost the gateway 1.4-1.5 CPU-s
+#: over 1 thread, 1.8 over 2, 2.0 over 4 and 2.7-3.3 over 16 (p95 1.2-1.3, 1.4-1.5, 1.5-1.6
+#: and 2.0-2.5 s). Two keep a second thread's share of a busy machine (one thread alone got
+#: the least of it at load 12-19).
+LANE_WIDTH = 2
 
 
 class Gateway:
@@ -82,7 +88,7 @@ class Gateway:
         self.recorder = BatchRecorder()
         self.index_pool = IndexPool()  # index connections kept open between searches
         # one lane per workspace: the searches waiting in it run as one batch
-        self.lanes = SearchLanes(self.search_pool, width=SEARCH_WORKERS)
+        self.lanes = SearchLanes(self.search_pool, width=LANE_WIDTH)
         scheduler.after_run = self._after_run
 
     @staticmethod
