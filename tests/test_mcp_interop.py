@@ -53,7 +53,9 @@ def test_every_tool_and_argument_is_described(ws: Workspace) -> None:
     recall_args = set(tools["recall"].input_schema["properties"])
     assert {"memory", "from", "to", "start", "end", "cursor", "limit", "query"} <= recall_args
     assert "from_" not in recall_args
-    assert tools["memory_record"].input_schema["required"] == ["query", "results"]
+    record_args = tools["memory_record"].input_schema
+    assert record_args["required"] == ["query"]  # results, or hits by its other name
+    assert {"results", "hits", "origin"} <= set(record_args["properties"])
 
 
 def test_context_and_recall_with_the_cli_names(ws: Workspace) -> None:
@@ -85,3 +87,29 @@ def test_context_and_recall_with_the_cli_names(ws: Workspace) -> None:
     assert [i["session"] for i in one["items"]] == ["s0"] and one["nextCursor"] == "1"
     assert [i["session"] for i in payload(results[6])["items"]] == ["s1"]
     assert results[7].is_error and "limit" in results[7].content[0].text
+
+
+def test_memory_record_takes_hits_as_another_name_of_results(ws: Workspace) -> None:
+    """``hits`` records exactly as ``results`` does; both at once, or neither, is one error
+    naming them, and nothing is recorded."""
+    from memcore.recall.store import read_store
+
+    (ws.memory_dir / "2026-10-01.md").write_text(
+        "# Notes\n\nThe backup job runs nightly at 02:00 on the NAS.\n", encoding="utf-8"
+    )
+    hit = [{"path": "memory/2026-10-01.md", "startLine": 3, "endLine": 3, "score": 0.9}]
+    _, results = call_all(
+        ws,
+        [
+            ("memory_record", {"query": "nas backup", "hits": hit}),
+            ("memory_record", {"query": "nas backup again", "results": hit}),
+            ("memory_record", {"query": "nas backup", "results": hit, "hits": hit}),
+            ("memory_record", {"query": "nas backup"}),
+        ],
+    )
+    key = "memory:memory/2026-10-01.md:3:3"
+    assert payload(results[0]) == {"recorded": 1, "keys": [key]}
+    assert payload(results[1]) == {"recorded": 1, "keys": [key]}
+    assert results[2].is_error and "not both" in results[2].content[0].text
+    assert results[3].is_error and "results is required" in results[3].content[0].text
+    assert read_store(ws).entries[key]["recallCount"] == 2  # the two errors recorded nothing

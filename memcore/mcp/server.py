@@ -273,13 +273,17 @@ def build_server(ws: Workspace, pool: IndexPool | None = None) -> Any:
     def memory_record(
         query: Annotated[str, _arg("The query your own search answered (not empty).")],
         results: Annotated[
-            list[dict[str, Any]],
+            list[dict[str, Any]] | None,
             _arg(
-                "Your search's hits, each {path, startLine, endLine, score (0-1), snippet}; "
-                "path relative to the workspace, e.g. memory/2026-04-01.md."
+                "Your search's hits (needed, as results or as hits), each {path, startLine, "
+                "endLine, score (0-1), snippet}; path relative to the workspace, e.g. "
+                "memory/2026-04-01.md."
             ),
-        ],
+        ] = None,
         origin: Annotated[str, _arg(ORIGIN_HELP)] = "interactive",
+        hits: Annotated[
+            list[dict[str, Any]] | None, _arg("Another name of results: give one of the two.")
+        ] = None,
     ) -> dict[str, Any]:
         """Record hits of your own memory search as recalls (as ``memcore memory record``):
         results are {path, startLine, endLine, score, snippet}; only daily notes
@@ -292,7 +296,15 @@ def build_server(ws: Workspace, pool: IndexPool | None = None) -> Any:
             raise ToolError("query must not be empty")
         if origin not in ORIGINS:
             raise ToolError(f"origin must be one of {', '.join(ORIGINS)}")
-        res = guarded(record_recalls, ws, query, results, now=utcnow(), origin=origin)
+        if results is not None and hits is not None:
+            raise ToolError("give results or hits, not both (hits is another name of results)")
+        found = results if results is not None else hits
+        if found is None:
+            raise ToolError(
+                "results is required: a list of {path, startLine, endLine, score, snippet} "
+                "(hits is another name of it)"
+            )
+        res = guarded(record_recalls, ws, query, found, now=utcnow(), origin=origin)
         out: dict[str, Any] = {"recorded": res.recorded, "keys": res.keys}
         notes = [*res.notices, *([res.fold_error] if res.fold_error else [])]
         if notes:
