@@ -440,6 +440,12 @@ def main() -> None:
     ap.add_argument(
         "--embedder", default=None, help="MEMCORE_EMBEDDER for the gateway (default: auto)"
     )
+    ap.add_argument(
+        "--search-threads",
+        default=None,
+        help="MEMCORE_SEARCH_THREADS for the gateway: threads per batch of one workspace's "
+        "searches (default: the gateway's own, 2)",
+    )
     args = ap.parse_args()
     parts = {p.strip() for p in args.only.split(",") if p.strip()}
     if not args.fuzz:
@@ -456,6 +462,8 @@ def main() -> None:
         env = {**os.environ, "MEMCORE_TOKEN": TOKEN, "MEMCORE_USER_DIR": str(Path(tmp) / "user")}
         if args.embedder:
             env["MEMCORE_EMBEDDER"] = args.embedder
+        if args.search_threads:
+            env["MEMCORE_SEARCH_THREADS"] = args.search_threads
         cmd = [sys.executable, "-m", "memcore", "gateway", "-w", str(big), "-w", str(srch)]
         for p in smalls:
             cmd += ["-w", str(p)]

@@ -11,6 +11,7 @@ import contextlib
 import functools
 import html
 import logging
+import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
@@ -23,7 +24,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from memcore import __version__
-from memcore.errors import HTTPProblem, MemcoreError, WorkspaceError, error_class
+from memcore.errors import ConfigError, HTTPProblem, MemcoreError, WorkspaceError, error_class
 from memcore.gateway import api
 from memcore.gateway.scheduler import Scheduler, in_daemon_thread
 from memcore.gateway.security import Guard, Schema, read_json
@@ -69,8 +70,22 @@ SEARCH_WORKERS = 16
 #: concurrent searches of one workspace (use-m3, load 1-1.5) cost the gateway 1.4-1.5 CPU-s
 #: over 1 thread, 1.8 over 2, 2.0 over 4 and 2.7-3.3 over 16 (p95 1.2-1.3, 1.4-1.5, 1.5-1.6
 #: and 2.0-2.5 s). Two keep a second thread's share of a busy machine (one thread alone got
-#: the least of it at load 12-19).
+#: the least of it at load 12-19). ``MEMCORE_SEARCH_THREADS`` sets another width (see
+#: :func:`lane_width`; ``python bench/bench_gateway.py --search-threads N`` measures one).
 LANE_WIDTH = 2
+
+
+def lane_width() -> int:
+    """Threads per batch: ``MEMCORE_SEARCH_THREADS`` (1 to :data:`SEARCH_WORKERS`) when set,
+    else :data:`LANE_WIDTH`; any other value is a ConfigError naming it."""
+    raw = os.environ.get("MEMCORE_SEARCH_THREADS", "").strip()
+    if not raw:
+        return LANE_WIDTH
+    if raw.isdecimal() and raw.isascii() and 1 <= int(raw) <= SEARCH_WORKERS:
+        return int(raw)
+    raise ConfigError(
+        f"MEMCORE_SEARCH_THREADS={raw!r} is not allowed: a whole number from 1 to {SEARCH_WORKERS}"
+    )
 
 
 class Gateway:
@@ -88,7 +103,7 @@ class Gateway:
         self.recorder = BatchRecorder()
         self.index_pool = IndexPool()  # index connections kept open between searches
         # one lane per workspace: the searches waiting in it run as one batch
-        self.lanes = SearchLanes(self.search_pool, width=LANE_WIDTH)
+        self.lanes = SearchLanes(self.search_pool, width=lane_width())
         scheduler.after_run = self._after_run
 
     @staticmethod
