@@ -96,7 +96,9 @@ class SearchLanes:
         with self._lock:
             n = min(len(lane.jobs), self._max_batch)
             batch = [lane.jobs.popleft() for _ in range(n)]
-            if not batch:
+            if batch:
+                self.batches += 1  # under the lock: lanes drain on several threads at once
+            else:
                 lane.draining = False
                 if self._lanes.get(key) is lane:
                     del self._lanes[key]
@@ -107,7 +109,6 @@ class SearchLanes:
         ``width`` threads (this one and tasks of the executor); whichever finishes its share
         last goes on with the next batch, so no thread ever waits for another."""
         while batch := self._take(key, lane):
-            self.batches += 1
             ready = None
             if prepare is not None:
                 with contextlib.suppress(Exception):  # each search meets the problem itself
